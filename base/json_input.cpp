@@ -1,0 +1,196 @@
+#include "base/json_input.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Short rendering of a value for messages: long arrays and objects are elided.
+std::string render(const nlohmann::json& v) {
+  std::string text = v.dump();
+  constexpr std::size_t kMax = 60;
+  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
+  return text;
+}
+
+std::string escape_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "an unreadable file", "a readable JSON file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return nlohmann::json::parse(buffer.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, "", fmt::format("text that is not JSON (byte {})", e.byte),
+                     "a JSON document");
+  }
+}
+
+std::string nearest_word(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& candidate : candidates) {
+    const std::size_t d = edit_distance(word, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+JsonInput::JsonInput(const nlohmann::json& value, std::string file, std::string path)
+    : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+
+bool JsonInput::has(const std::string& key) const {
+  return value_->is_object() && value_->contains(key);
+}
+
+void JsonInput::fail(const std::string& expected) const {
+  throw InputError(file_, path_, render(*value_), expected);
+}
+
+void JsonInput::fail_member(const std::string& key, const std::string& expected) const {
+  at(key).fail(expected);
+}
+
+const nlohmann::json& JsonInput::require_member(const std::string& key) const {
+  if (!value_->is_object()) fail("an object with member \"" + key + "\"");
+  auto it = value_->find(key);
+  if (it == value_->end())
+    throw InputError(file_, path_ + "/" + escape_pointer_token(key), "nothing (missing)",
+                     "a value for required member \"" + key + "\"");
+  return *it;
+}
+
+JsonInput JsonInput::at(const std::string& key) const {
+  return JsonInput(require_member(key), file_, path_ + "/" + escape_pointer_token(key));
+}
+
+JsonInput JsonInput::at(std::size_t index) const {
+  if (!value_->is_array()) fail("an array");
+  if (index >= value_->size()) fail(fmt::format("an array with at least {} elements", index + 1));
+  return JsonInput((*value_)[index], file_, fmt::format("{}/{}", path_, index));
+}
+
+std::size_t JsonInput::array_size() const {
+  if (!value_->is_array()) fail("an array");
+  return value_->size();
+}
+
+std::string JsonInput::string(const std::string& key) const {
+  const JsonInput child = at(key);
+  if (!child.value().is_string()) child.fail("a string");
+  return child.value().get<std::string>();
+}
+
+std::string JsonInput::string_or(const std::string& key, const std::string& fallback) const {
+  return has(key) ? string(key) : fallback;
+}
+
+double JsonInput::number(const std::string& key) const {
+  const JsonInput child = at(key);
+  if (!child.value().is_number()) child.fail("a number");
+  const double v = child.value().get<double>();
+  if (!std::isfinite(v)) child.fail("a finite number");
+  return v;
+}
+
+double JsonInput::number_or(const std::string& key, double fallback) const {
+  return has(key) ? number(key) : fallback;
+}
+
+double JsonInput::positive(const std::string& key) const {
+  const double v = number(key);
+  if (!(v > 0)) at(key).fail("a number > 0");
+  return v;
+}
+
+double JsonInput::non_negative(const std::string& key) const {
+  const double v = number(key);
+  if (!(v >= 0)) at(key).fail("a number >= 0");
+  return v;
+}
+
+double JsonInput::non_negative_or(const std::string& key, double fallback) const {
+  return has(key) ? non_negative(key) : fallback;
+}
+
+long long JsonInput::integer(const std::string& key) const {
+  const JsonInput child = at(key);
+  const auto& v = child.value();
+  if (v.is_number_integer()) return v.get<long long>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<long long>(d);
+  }
+  child.fail("an integer");
+}
+
+long long JsonInput::integer_or(const std::string& key, long long fallback) const {
+  return has(key) ? integer(key) : fallback;
+}
+
+long long JsonInput::positive_integer(const std::string& key) const {
+  const long long v = integer(key);
+  if (v <= 0) at(key).fail("an integer > 0");
+  return v;
+}
+
+bool JsonInput::boolean_or(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const JsonInput child = at(key);
+  if (!child.value().is_boolean()) child.fail("true or false");
+  return child.value().get<bool>();
+}
+
+void JsonInput::reject_unknown_keys(std::initializer_list<std::string_view> known) const {
+  if (!value_->is_object()) fail("an object");
+  std::vector<std::string> names(known.begin(), known.end());
+  for (const auto& [key, unused] : value_->items()) {
+    if (std::find(names.begin(), names.end(), key) != names.end()) continue;
+    const std::string suggestion = nearest_word(key, names);
+    std::string expected = suggestion.empty()
+                               ? "one of the known keys"
+                               : "a known key; did you mean \"" + suggestion + "\"?";
+    throw InputError(file_, path_ + "/" + escape_pointer_token(key), "unknown key \"" + key + "\"",
+                     expected);
+  }
+}
+
+}  // namespace hetsim

@@ -1,0 +1,70 @@
+#pragma once
+// The cluster as the simulator sees it: GPUs with their place (site, node, index in node, type),
+// directed links (one per direction of each physical link, bandwidth per direction) and the route
+// between any two GPUs as an ordered list of link ids. Built from a cluster JSON by
+// load_cluster() (cluster_loader.hpp); routes come from a Boost.Graph graph of the fabric.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hetsim {
+
+using GpuId = int;
+using LinkId = int;
+
+enum class LinkClass { kIntraNode, kNic, kWan };
+const char* to_string(LinkClass c);
+
+struct Link {
+  std::string name;               // e.g. "site-a/node3/gpu5->nvswitch", "site-a->site-b"
+  LinkClass link_class;
+  double bandwidth_bytes_per_s;   // per direction
+  double latency_s;               // added once per hop
+  double egress_usd_per_byte;     // 0 except on WAN links
+};
+
+struct GpuPlace {
+  int site;           // index into Cluster::sites()
+  int node;           // global node index, 0-based across the cluster
+  int local_index;    // index of the GPU inside its node
+  std::string gpu_type;  // key into the GPU catalog, e.g. "h100-sxm"
+};
+
+struct Site {
+  std::string name;
+};
+
+class Cluster {
+ public:
+  Cluster();
+  ~Cluster();
+  Cluster(Cluster&&) noexcept;
+  Cluster& operator=(Cluster&&) noexcept;
+
+  const std::string& name() const;
+  const std::string& source_file() const;
+  int gpu_count() const;
+  int node_count() const;
+  const GpuPlace& gpu(GpuId id) const;
+  const std::vector<Site>& sites() const;
+  const std::vector<Link>& links() const;
+
+  // Ordered links from GPU `from` to GPU `to` (empty when from == to). Computed once per pair of
+  // endpoints' attachment points and cached; O(hops) after the first call.
+  const std::vector<LinkId>& route(GpuId from, GpuId to) const;
+
+  // Bandwidth and latency of the intra-node fabric of the node holding `gpu`, per GPU per
+  // direction: what tensor-parallel collectives inside a stage are costed on.
+  double intra_node_bandwidth_bytes_per_s(GpuId gpu) const;
+  double intra_node_latency_s(GpuId gpu) const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hetsim

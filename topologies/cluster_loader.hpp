@@ -1,0 +1,14 @@
+#pragma once
+// Reads a cluster JSON (format documented in topologies/README.md) into a Cluster. Every error
+// is an InputError naming the file and JSON path. GPU types are checked against `known_gpu_types`
+// (the GPU catalog's names) so an unknown type fails at load time with a suggestion.
+#include <string>
+#include <vector>
+
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+Cluster load_cluster(const std::string& path, const std::vector<std::string>& known_gpu_types);
+
+}  // namespace hetsim
