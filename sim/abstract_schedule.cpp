@@ -1,0 +1,44 @@
+#include "sim/abstract_schedule.hpp"
+
+#include "base/error.hpp"
+#include "models/chunk_cost.hpp"
+#include "sim/pipeline_replay.hpp"
+
+namespace hetsim {
+
+ScheduleReplay replay_schedule(const Timetable& timetable, const AbstractCosts& costs,
+                               ReplayObserver* observer) {
+  if (!(costs.forward > 0) || !(costs.backward > 0) || costs.weight < 0 || costs.transfer < 0)
+    throw PlanError("op times need F > 0, B > 0, W >= 0 and transfer >= 0");
+  if (timetable.split_backward && !(costs.weight > 0))
+    throw PlanError("the " + timetable.kind + " timetable splits the backward into B and W: give W > 0");
+  const double v = timetable.chunks_per_rank;
+  ChunkCost chunk;
+  chunk.forward_s = costs.forward / v;
+  chunk.backward_input_s = costs.backward / v;
+  chunk.backward_weight_s = costs.weight / v;
+  chunk.activation_bytes = 1 / v;
+  chunk.weight_grad_bytes = timetable.split_backward ? 1 / v : 0;
+
+  ReplayInputs inputs;
+  inputs.timetable = &timetable;
+  inputs.replicas = 1;
+  inputs.costs.assign(static_cast<std::size_t>(timetable.ranks),
+                      std::vector<ChunkCost>(static_cast<std::size_t>(timetable.chunks_per_rank), chunk));
+  inputs.abstract_transfer_s = costs.transfer;
+  inputs.observer = observer;
+  const ReplayStats stats = replay_iteration(inputs);
+
+  ScheduleReplay result;
+  result.makespan = stats.pipeline_end_s;
+  result.events = stats.events;
+  result.peak_activations = stats.peak_activation_bytes;
+  for (int r = 0; r < timetable.ranks; ++r) {
+    const double idle = 1 - stats.busy_s[r] / result.makespan;
+    result.bubble_fraction_per_rank.push_back(idle);
+    result.bubble_fraction += idle / timetable.ranks;
+  }
+  return result;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,33 @@
+#pragma once
+// A timetable replayed with abstract op times and no cluster: what `hetsim schedule` reports and
+// what the closed-form tests hold against the papers. F, B and W are the times of one pipeline
+// stage's ops (1/p of the model); with v chunks per rank each chunk op takes 1/v of them. In a
+// timetable that does not split the backward, B runs for backward + weight. Every cross-rank
+// transfer takes `transfer` time. Activations count in microbatch-stage units: a chunk's F holds
+// 1/v until its B (or its W when split) frees it.
+#include <vector>
+
+#include "schedules/timetable.hpp"
+#include "sim/replay_observer.hpp"
+
+namespace hetsim {
+
+struct AbstractCosts {
+  double forward = 1;
+  double backward = 1;
+  double weight = 0;
+  double transfer = 0;
+};
+
+struct ScheduleReplay {
+  double makespan = 0;
+  double bubble_fraction = 0;               // idle share of all ranks over the makespan
+  std::vector<double> bubble_fraction_per_rank;
+  std::vector<double> peak_activations;     // [rank], microbatch-stage units
+  std::uint64_t events = 0;
+};
+
+ScheduleReplay replay_schedule(const Timetable& timetable, const AbstractCosts& costs,
+                               ReplayObserver* observer = nullptr);
+
+}  // namespace hetsim

@@ -1,0 +1,35 @@
+#pragma once
+// The discrete-event engine: an object (many may live in one process), simulated time only.
+// Models register as handlers and exchange events through schedule(); nothing else couples them.
+#include <cstdint>
+#include <vector>
+
+#include "sim/event_queue.hpp"
+
+namespace hetsim {
+
+class EventHandler {
+ public:
+  virtual ~EventHandler() = default;
+  virtual void handle(const Event& event) = 0;
+};
+
+class Engine {
+ public:
+  std::uint32_t add_handler(EventHandler& handler);
+  // Schedules an event `delay_s` >= 0 seconds after now().
+  void schedule(double delay_s, std::uint32_t handler, std::uint32_t kind, std::uint64_t payload);
+  // Pops and dispatches events until none is left.
+  void run();
+  double now() const { return now_; }
+  std::uint64_t events_processed() const { return processed_; }
+  std::size_t events_pending() const { return queue_.size(); }
+
+ private:
+  EventQueue queue_;
+  std::vector<EventHandler*> handlers_;
+  double now_ = 0;
+  std::uint64_t processed_ = 0;
+};
+
+}  // namespace hetsim

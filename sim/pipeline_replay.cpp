@@ -1,0 +1,400 @@
+#include "sim/pipeline_replay.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.hpp"
+
+namespace hetsim {
+
+namespace {
+
+enum EventKind : std::uint32_t { kOpDone, kAbstractDelivered, kReduceDone, kOptimizerDone };
+
+// Per (replica, stage, microbatch) progress flags.
+enum Flag : std::uint8_t {
+  kForwardDone = 1,
+  kBackwardDone = 2,
+  kWeightDone = 4,
+  kActivationArrived = 8,  // the previous stage's output is on this stage's rank
+  kGradientArrived = 16,   // the next stage's input gradient is on this stage's rank
+};
+
+struct Channel {
+  int src = 0;
+  int dst = 0;
+  TransferKind kind = TransferKind::kActivation;
+  std::deque<std::uint32_t> queue;  // transfers waiting for the stream
+  bool busy = false;
+};
+
+struct Transfer {
+  std::uint32_t channel = 0;
+  int replica = 0;
+  int dst_stage = 0;
+  int microbatch = 0;
+  int flows_pending = 0;
+  double start_s = 0;
+  double bytes_per_gpu = 0;
+};
+
+struct WorkerState {
+  std::size_t next_op = 0;
+  bool busy = false;
+  double op_start_s = 0;
+  double activation_bytes = 0;
+  std::vector<std::uint32_t> channels;  // ids of channels this worker sends on
+};
+
+class PipelineReplay : public EventHandler, public FlowListener {
+ public:
+  explicit PipelineReplay(const ReplayInputs& in)
+      : in_(in),
+        t_(*in.timetable),
+        ranks_(t_.ranks),
+        stages_(t_.stages()),
+        microbatches_(t_.microbatches),
+        workers_(static_cast<std::size_t>(in.replicas * t_.ranks)),
+        flags_(static_cast<std::size_t>(in.replicas) * stages_ * microbatches_, 0),
+        reduce_waiting_(static_cast<std::size_t>(t_.ranks), 0),
+        reduce_start_s_(static_cast<std::size_t>(t_.ranks), 0),
+        optimizer_start_s_(workers_.size(), 0) {
+    handler_id_ = engine_.add_handler(*this);
+    if (in.routes != nullptr) network_ = std::make_unique<Network>(engine_, in.links, *this);
+    stage_rank_.resize(static_cast<std::size_t>(stages_));
+    stage_chunk_.resize(static_cast<std::size_t>(stages_));
+    for (int r = 0; r < ranks_; ++r)
+      for (int c = 0; c < t_.chunks_per_rank; ++c) {
+        stage_rank_[t_.stage(r, c)] = r;
+        stage_chunk_[t_.stage(r, c)] = c;
+      }
+    const std::size_t n = workers_.size();
+    stats_.busy_s.assign(n, 0);
+    stats_.first_op_start_s.assign(n, -1);
+    stats_.last_op_end_s.assign(n, 0);
+    stats_.peak_activation_bytes.assign(n, 0);
+  }
+
+  ReplayStats run() {
+    for (std::size_t w = 0; w < workers_.size(); ++w) try_start(static_cast<int>(w));
+    engine_.run();
+    check_finished();
+    stats_.events = engine_.events_processed();
+    if (network_) stats_.link_bytes = network_->link_bytes();
+    return std::move(stats_);
+  }
+
+  void handle(const Event& event) override {
+    switch (event.kind) {
+      case kOpDone: finish_op(static_cast<int>(event.payload)); break;
+      case kAbstractDelivered: deliver(static_cast<std::uint32_t>(event.payload)); break;
+      case kReduceDone: finish_reduce(static_cast<int>(event.payload)); break;
+      case kOptimizerDone: finish_optimizer(static_cast<int>(event.payload)); break;
+      default: throw SimulationError("unknown replay event kind");
+    }
+  }
+
+  void on_flow_delivered(std::uint64_t token) override {
+    Transfer& transfer = transfers_[token];
+    if (--transfer.flows_pending == 0) deliver(static_cast<std::uint32_t>(token));
+  }
+
+ private:
+  int rank_of(int worker) const { return worker % ranks_; }
+  int replica_of(int worker) const { return worker / ranks_; }
+  int worker_of(int replica, int rank) const { return replica * ranks_ + rank; }
+  std::uint8_t& flags(int replica, int stage, int microbatch) {
+    return flags_[(static_cast<std::size_t>(replica) * stages_ + stage) * microbatches_ + microbatch];
+  }
+
+  // Whether the inputs of `op` at `stage` are present (same-rank order is the timetable's).
+  bool ready(int replica, int stage, const ScheduledOp& op) {
+    const std::uint8_t f = flags(replica, stage, op.microbatch);
+    switch (op.kind) {
+      case OpKind::kForward: return stage == 0 || (f & kActivationArrived);
+      case OpKind::kBackward:
+        return (f & kForwardDone) && (stage == stages_ - 1 || (f & kGradientArrived));
+      case OpKind::kWeight: return (f & kBackwardDone) != 0;
+    }
+    return false;
+  }
+
+  double op_seconds(const ChunkCost& cost, OpKind kind) const {
+    switch (kind) {
+      case OpKind::kForward: return cost.forward_s;
+      case OpKind::kBackward:
+        return t_.split_backward ? cost.backward_input_s + cost.recompute_s
+                                 : cost.backward_input_s + cost.backward_weight_s + cost.recompute_s;
+      case OpKind::kWeight: return cost.backward_weight_s;
+    }
+    return 0;
+  }
+
+  double op_flops(const ChunkCost& cost, OpKind kind) const {
+    switch (kind) {
+      case OpKind::kForward: return cost.forward_flops;
+      case OpKind::kBackward:
+        return t_.split_backward
+                   ? cost.backward_input_flops + cost.recompute_flops
+                   : cost.backward_input_flops + cost.backward_weight_flops + cost.recompute_flops;
+      case OpKind::kWeight: return cost.backward_weight_flops;
+    }
+    return 0;
+  }
+
+  void try_start(int worker) {
+    WorkerState& state = workers_[worker];
+    const int rank = rank_of(worker);
+    const auto& ops = t_.ops[rank];
+    if (state.busy || state.next_op >= ops.size()) return;
+    const ScheduledOp& op = ops[state.next_op];
+    const int stage = t_.stage(rank, op.chunk);
+    if (!ready(replica_of(worker), stage, op)) return;
+    state.busy = true;
+    state.op_start_s = engine_.now();
+    if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
+    const ChunkCost& cost = in_.costs[worker][op.chunk];
+    if (op.kind == OpKind::kForward) change_activations(worker, cost.activation_bytes);
+    engine_.schedule(op_seconds(cost, op.kind), handler_id_, kOpDone,
+                     static_cast<std::uint64_t>(worker));
+  }
+
+  void change_activations(int worker, double delta) {
+    WorkerState& state = workers_[worker];
+    state.activation_bytes += delta;
+    stats_.peak_activation_bytes[worker] =
+        std::max(stats_.peak_activation_bytes[worker], state.activation_bytes);
+    if (in_.observer) in_.observer->on_activation_memory(worker, engine_.now(), state.activation_bytes);
+  }
+
+  void finish_op(int worker) {
+    WorkerState& state = workers_[worker];
+    const int rank = rank_of(worker);
+    const int replica = replica_of(worker);
+    const ScheduledOp op = t_.ops[rank][state.next_op];
+    const int stage = t_.stage(rank, op.chunk);
+    const ChunkCost& cost = in_.costs[worker][op.chunk];
+    const double now = engine_.now();
+    state.busy = false;
+    ++state.next_op;
+    stats_.busy_s[worker] += now - state.op_start_s;
+    stats_.last_op_end_s[worker] = now;
+    stats_.pipeline_end_s = std::max(stats_.pipeline_end_s, now);
+    if (in_.observer)
+      in_.observer->on_compute(ComputeRecord{worker, replica, rank, op, stage, state.op_start_s, now,
+                                             op_flops(cost, op.kind)});
+    std::uint8_t& f = flags(replica, stage, op.microbatch);
+    switch (op.kind) {
+      case OpKind::kForward:
+        f |= kForwardDone;
+        if (stage + 1 < stages_) send(worker, replica, stage + 1, op.microbatch, TransferKind::kActivation, cost);
+        break;
+      case OpKind::kBackward:
+        f |= kBackwardDone;
+        // Split backward keeps what W needs (the GEMM inputs) until W runs.
+        change_activations(worker, -(t_.split_backward ? cost.activation_bytes - cost.weight_grad_bytes
+                                                       : cost.activation_bytes));
+        if (stage > 0) send(worker, replica, stage - 1, op.microbatch, TransferKind::kGradient, cost);
+        break;
+      case OpKind::kWeight:
+        f |= kWeightDone;
+        change_activations(worker, -cost.weight_grad_bytes);
+        break;
+    }
+    if (state.next_op == t_.ops[rank].size()) start_reduce(worker);
+    try_start(worker);
+  }
+
+  // Moves an output to the rank of `dst_stage`; free and immediate on the same rank.
+  void send(int worker, int replica, int dst_stage, int microbatch, TransferKind kind,
+            const ChunkCost& cost) {
+    const int dst_worker = worker_of(replica, stage_rank_[dst_stage]);
+    if (dst_worker == worker) {
+      mark_arrived(replica, dst_stage, microbatch, kind);
+      return;
+    }
+    const auto id = static_cast<std::uint32_t>(transfers_.size());
+    transfers_.push_back(Transfer{channel_for(worker, dst_worker, kind), replica, dst_stage,
+                                  microbatch, 0, 0, cost.output_bytes});
+    Channel& channel = channels_[transfers_.back().channel];
+    channel.queue.push_back(id);
+    if (!channel.busy) start_next(transfers_.back().channel);
+  }
+
+  std::uint32_t channel_for(int src, int dst, TransferKind kind) {
+    for (std::uint32_t id : workers_[src].channels) {
+      const Channel& c = channels_[id];
+      if (c.dst == dst && c.kind == kind) return id;
+    }
+    const auto id = static_cast<std::uint32_t>(channels_.size());
+    channels_.push_back(Channel{src, dst, kind, {}, false});
+    workers_[src].channels.push_back(id);
+    return id;
+  }
+
+  void start_next(std::uint32_t channel_id) {
+    Channel& channel = channels_[channel_id];
+    if (channel.queue.empty()) {
+      channel.busy = false;
+      return;
+    }
+    channel.busy = true;
+    const std::uint32_t id = channel.queue.front();
+    channel.queue.pop_front();
+    Transfer& transfer = transfers_[id];
+    transfer.start_s = engine_.now();
+    ++stats_.transfers;
+    if (!network_) {
+      engine_.schedule(in_.abstract_transfer_s, handler_id_, kAbstractDelivered, id);
+      return;
+    }
+    const auto& routes = in_.routes->routes(channel.src, channel.dst);
+    transfer.flows_pending = static_cast<int>(routes.size());
+    for (const auto* route : routes) {
+      ++stats_.flows;
+      network_->start_flow(*route, transfer.bytes_per_gpu, id);
+    }
+  }
+
+  void deliver(std::uint32_t id) {
+    const Transfer& transfer = transfers_[id];
+    const Channel& channel = channels_[transfer.channel];
+    ++delivered_;
+    if (in_.observer)
+      in_.observer->on_transfer(TransferRecord{id + 1, channel.src, channel.dst, channel.kind,
+                                               transfer.microbatch, transfer.dst_stage,
+                                               transfer.start_s, engine_.now(),
+                                               transfer.bytes_per_gpu});
+    mark_arrived(transfer.replica, transfer.dst_stage, transfer.microbatch, channel.kind);
+    start_next(transfer.channel);
+    try_start(channel.dst);
+  }
+
+  void mark_arrived(int replica, int stage, int microbatch, TransferKind kind) {
+    flags(replica, stage, microbatch) |=
+        kind == TransferKind::kActivation ? kActivationArrived : kGradientArrived;
+  }
+
+  // The replicas of one pipeline rank reduce their gradients together once all are done.
+  void start_reduce(int worker) {
+    const int rank = rank_of(worker);
+    if (++reduce_waiting_[rank] < in_.replicas) return;
+    const double seconds = in_.gradient_reduce_s.empty() ? 0.0 : in_.gradient_reduce_s[rank];
+    reduce_start_s_[rank] = engine_.now();
+    engine_.schedule(seconds, handler_id_, kReduceDone, static_cast<std::uint64_t>(rank));
+  }
+
+  void finish_reduce(int rank) {
+    const double bytes = in_.gradient_reduce_bytes.empty() ? 0.0 : in_.gradient_reduce_bytes[rank];
+    for (int replica = 0; replica < in_.replicas; ++replica) {
+      const int worker = worker_of(replica, rank);
+      if (in_.observer && engine_.now() > reduce_start_s_[rank])
+        in_.observer->on_phase(PhaseRecord{worker, PhaseKind::kGradientReduce, reduce_start_s_[rank],
+                                           engine_.now(), bytes});
+      optimizer_start_s_[worker] = engine_.now();
+      engine_.schedule(optimizer_seconds(worker), handler_id_, kOptimizerDone,
+                       static_cast<std::uint64_t>(worker));
+    }
+  }
+
+  void finish_optimizer(int worker) {
+    ++optimizers_done_;
+    if (in_.observer && engine_.now() > optimizer_start_s_[worker])
+      in_.observer->on_phase(PhaseRecord{worker, PhaseKind::kOptimizer, optimizer_start_s_[worker],
+                                         engine_.now(), 0});
+    stats_.iteration_s = std::max(stats_.iteration_s, engine_.now());
+  }
+
+  double optimizer_seconds(int worker) const {
+    double s = 0;
+    for (const ChunkCost& cost : in_.costs[worker]) s += cost.optimizer_step_s;
+    return s;
+  }
+
+  // What the first stuck worker waits for, following the chain until it repeats.
+  std::string describe_wait(int worker) {
+    std::string chain;
+    std::vector<char> seen(workers_.size(), 0);
+    while (worker >= 0 && !seen[worker]) {
+      seen[worker] = 1;
+      const int rank = rank_of(worker);
+      const int replica = replica_of(worker);
+      const auto& ops = t_.ops[rank];
+      if (workers_[worker].next_op >= ops.size()) break;
+      const ScheduledOp op = ops[workers_[worker].next_op];
+      const int stage = t_.stage(rank, op.chunk);
+      RankOp needed{rank, op};
+      const std::uint8_t f = flags(replica, stage, op.microbatch);
+      if (op.kind == OpKind::kForward) {
+        needed = RankOp{stage_rank_[stage - 1], {OpKind::kForward, op.microbatch, stage_chunk_[stage - 1]}};
+      } else if (op.kind == OpKind::kBackward && !(f & kForwardDone)) {
+        needed = RankOp{rank, {OpKind::kForward, op.microbatch, op.chunk}};
+      } else if (op.kind == OpKind::kBackward) {
+        needed = RankOp{stage_rank_[stage + 1], {OpKind::kBackward, op.microbatch, stage_chunk_[stage + 1]}};
+      } else {
+        needed = RankOp{rank, {OpKind::kBackward, op.microbatch, op.chunk}};
+      }
+      if (!chain.empty()) chain += ", which ";
+      chain += fmt::format("{} (replica {}) waits for {}", describe(t_, RankOp{rank, op}), replica,
+                           describe(t_, needed));
+      worker = needed.rank == rank ? -1 : worker_of(replica, needed.rank);
+    }
+    return chain;
+  }
+
+  void check_finished() {
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      if (workers_[w].next_op < t_.ops[rank_of(static_cast<int>(w))].size())
+        throw SimulationError("the replay cannot finish: " + describe_wait(static_cast<int>(w)));
+    }
+    if (delivered_ != transfers_.size())
+      throw SimulationError(fmt::format("invariant broken: {} transfers sent, {} received",
+                                        transfers_.size(), delivered_));
+    if (network_ && network_->active_flows() != 0)
+      throw SimulationError("invariant broken: flows still active at the end of the iteration");
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      const double left = workers_[w].activation_bytes;
+      const double scale = std::max(1.0, stats_.peak_activation_bytes[w]);
+      if (std::fabs(left) > 1e-9 * scale)
+        throw SimulationError(fmt::format(
+            "invariant broken: worker {} ends the iteration holding {} activation bytes", w, left));
+    }
+    if (optimizers_done_ != workers_.size())
+      throw SimulationError("invariant broken: not every worker stepped its optimizer");
+    if (engine_.events_pending() != 0)
+      throw SimulationError("invariant broken: events left in the queue");
+  }
+
+  const ReplayInputs& in_;
+  const Timetable& t_;
+  const int ranks_;
+  const int stages_;
+  const int microbatches_;
+  Engine engine_;
+  std::uint32_t handler_id_ = 0;
+  std::unique_ptr<Network> network_;
+  std::vector<WorkerState> workers_;
+  std::vector<std::uint8_t> flags_;
+  std::vector<int> stage_rank_;
+  std::vector<int> stage_chunk_;
+  std::vector<Channel> channels_;
+  std::vector<Transfer> transfers_;
+  std::size_t delivered_ = 0;
+  std::vector<int> reduce_waiting_;
+  std::vector<double> reduce_start_s_;
+  std::vector<double> optimizer_start_s_;
+  std::size_t optimizers_done_ = 0;
+  ReplayStats stats_;
+};
+
+}  // namespace
+
+ReplayStats replay_iteration(const ReplayInputs& inputs) {
+  if (inputs.timetable == nullptr) throw SimulationError("replay without a timetable");
+  PipelineReplay replay(inputs);
+  return replay.run();
+}
+
+}  // namespace hetsim

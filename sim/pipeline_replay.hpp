@@ -1,0 +1,64 @@
+#pragma once
+// Replays one training iteration of a timetable over dp replicas x p pipeline ranks ("workers",
+// each a tensor-parallel group in lockstep): compute ops run in timetable order on each worker's
+// compute stream once their inputs are there; outputs crossing ranks become transfers on the
+// worker's send channels (one FIFO stream per destination and direction), carried by the Network
+// as one flow per tensor-parallel GPU pair, or taking a fixed time in abstract mode; at the end of
+// its ops each rank's replicas reduce gradients and step the optimizer. Metrics are collected
+// while replaying. A replay that cannot finish throws SimulationError naming what waits for what;
+// broken end-of-run invariants throw too.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "models/chunk_cost.hpp"
+#include "schedules/timetable.hpp"
+#include "sim/engine.hpp"
+#include "sim/network.hpp"
+#include "sim/replay_observer.hpp"
+
+namespace hetsim {
+
+// How transfers between two workers travel.
+class TransferRoutes {
+ public:
+  virtual ~TransferRoutes() = default;
+  // Routes of the flows of one transfer, one per tensor-parallel GPU pair.
+  virtual const std::vector<const std::vector<int>*>& routes(int src_worker, int dst_worker) = 0;
+};
+
+struct ReplayInputs {
+  const Timetable* timetable = nullptr;
+  int replicas = 1;
+  // [worker][chunk], worker = replica * ranks + rank. Times per op as ChunkCost defines them;
+  // activation bytes per GPU; output_bytes is what each flow of a transfer carries.
+  std::vector<std::vector<ChunkCost>> costs;
+  // Seconds of the gradient reduction of each pipeline rank (same for all its replicas: they
+  // reduce together) and bytes each GPU sends in it.
+  std::vector<double> gradient_reduce_s;
+  std::vector<double> gradient_reduce_bytes;
+  // Network mode: routes and a network to carry flows. Abstract mode (routes == nullptr): every
+  // transfer takes abstract_transfer_s.
+  TransferRoutes* routes = nullptr;
+  std::vector<LinkCapacity> links;
+  double abstract_transfer_s = 0;
+  ReplayObserver* observer = nullptr;
+};
+
+struct ReplayStats {
+  double pipeline_end_s = 0;   // last compute op end: the pipeline's flush
+  double iteration_s = 0;      // after every optimizer step
+  std::vector<double> busy_s;                  // [worker] compute time
+  std::vector<double> first_op_start_s;        // [worker]
+  std::vector<double> last_op_end_s;           // [worker]
+  std::vector<double> peak_activation_bytes;   // [worker] per GPU
+  std::vector<double> link_bytes;              // [link] bytes carried (network mode)
+  std::uint64_t transfers = 0;
+  std::uint64_t flows = 0;
+  std::uint64_t events = 0;
+};
+
+ReplayStats replay_iteration(const ReplayInputs& inputs);
+
+}  // namespace hetsim

@@ -1,0 +1,57 @@
+#pragma once
+// What a replay reports as it happens. Exporters (traces, metrics curves) subscribe to these;
+// the replay never calls an exporter directly. All times are seconds of simulated time.
+#include <cstdint>
+
+#include "schedules/timetable.hpp"
+
+namespace hetsim {
+
+// A compute op of a timetable on one pipeline worker (a tensor-parallel group in lockstep).
+struct ComputeRecord {
+  int worker = 0;
+  int replica = 0;  // data-parallel replica
+  int rank = 0;     // pipeline rank
+  ScheduledOp op;
+  int stage = 0;    // virtual stage
+  double start_s = 0;
+  double end_s = 0;
+  double flops = 0;  // per GPU, recompute included
+};
+
+enum class TransferKind : std::uint8_t { kActivation, kGradient };
+
+// A point-to-point transfer between pipeline workers: one flow per tensor-parallel GPU pair.
+struct TransferRecord {
+  std::uint64_t id = 0;  // 1-based, unique per replay
+  int src_worker = 0;
+  int dst_worker = 0;
+  TransferKind kind = TransferKind::kActivation;
+  int microbatch = 0;
+  int dst_stage = 0;
+  double start_s = 0;
+  double end_s = 0;
+  double bytes_per_gpu = 0;
+};
+
+// The end-of-iteration phases of a worker: gradient reduction and the optimizer step.
+enum class PhaseKind : std::uint8_t { kGradientReduce, kOptimizer };
+struct PhaseRecord {
+  int worker = 0;
+  PhaseKind kind = PhaseKind::kGradientReduce;
+  double start_s = 0;
+  double end_s = 0;
+  double bytes_per_gpu = 0;
+};
+
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  virtual void on_compute(const ComputeRecord&) {}
+  virtual void on_transfer(const TransferRecord&) {}
+  virtual void on_phase(const PhaseRecord&) {}
+  // Activation bytes held by one GPU of `worker` changed to `bytes` (static memory excluded).
+  virtual void on_activation_memory(int /*worker*/, double /*time_s*/, double /*bytes*/) {}
+};
+
+}  // namespace hetsim

@@ -1,0 +1,50 @@
+#include "sim/ring_collective.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace hetsim {
+
+RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings) {
+  RingBottleneck result;
+  if (rings.empty() || rings.front().size() < 2) return result;
+  result.ranks = static_cast<int>(rings.front().size());
+  std::map<LinkId, int> hops_on_link;
+  for (const auto& ring : rings)
+    for (std::size_t i = 0; i < ring.size(); ++i)
+      for (LinkId link : cluster.route(ring[i], ring[(i + 1) % ring.size()])) ++hops_on_link[link];
+  const auto& links = cluster.links();
+  result.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  for (const auto& ring : rings)
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      double latency = 0;
+      for (LinkId link : cluster.route(ring[i], ring[(i + 1) % ring.size()])) {
+        latency += links[link].latency_s;
+        result.bandwidth_bytes_per_s = std::min(
+            result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s / hops_on_link[link]);
+      }
+      result.latency_s = std::max(result.latency_s, latency);
+    }
+  return result;
+}
+
+double ring_all_reduce_s(const RingBottleneck& ring, double bytes) {
+  if (ring.ranks < 2) return 0;
+  const double n = ring.ranks;
+  return 2 * (n - 1) / n * bytes / ring.bandwidth_bytes_per_s + 2 * (n - 1) * ring.latency_s;
+}
+
+double ring_reduce_scatter_s(const RingBottleneck& ring, double bytes) {
+  if (ring.ranks < 2) return 0;
+  const double n = ring.ranks;
+  return (n - 1) / n * bytes / ring.bandwidth_bytes_per_s + (n - 1) * ring.latency_s;
+}
+
+double ring_all_reduce_hop_bytes(int ranks, double bytes) {
+  if (ranks < 2) return 0;
+  const double n = ranks;
+  return 2 * (n - 1) / n * bytes;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,289 @@
+#include "sim/training_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "base/error.hpp"
+#include "base/units.hpp"
+#include "models/chunk_cost.hpp"
+#include "schedules/generators.hpp"
+#include "schedules/validator.hpp"
+#include "sim/pipeline_replay.hpp"
+#include "sim/ring_collective.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Megatron-LM accumulates and reduces gradients in fp32 (main_grad) unless told otherwise.
+constexpr double kGradientBytesPerParam = 4;
+constexpr double kParamBytesBf16 = 2;
+
+std::vector<int> partition_layers(const TransformerConfig& model, const ParallelPlan& plan,
+                                  const RunOptions& options) {
+  const int stages = plan.virtual_stages();
+  const int layers = model.num_layers;
+  const int first = options.first_stage_layers;
+  const int last = options.last_stage_layers;
+  if (first == 0 && last == 0) {
+    if (layers % stages != 0)
+      throw PlanError(fmt::format(
+          "{} layers are not divisible by {} virtual pipeline stages (pp {} x vpp {}); choose pp*vpp "
+          "dividing {} or set --decoder-first-pipeline-num-layers/--decoder-last-pipeline-num-layers",
+          layers, stages, plan.pp, plan.vpp, layers));
+    return std::vector<int>(static_cast<std::size_t>(stages), layers / stages);
+  }
+  if (plan.vpp != 1)
+    throw PlanError("--decoder-first/last-pipeline-num-layers need --vpp 1 (as in Megatron-LM)");
+  if (stages < 2) throw PlanError("uneven first/last stage layers need pp >= 2");
+  const int middle_stages = stages - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  const int middle_layers = layers - first - last;
+  if (middle_layers < 0 || (middle_stages > 0 && middle_layers % middle_stages != 0) ||
+      (middle_stages == 0 && middle_layers != 0))
+    throw PlanError(fmt::format(
+        "{} layers minus first-stage {} and last-stage {} leave {} layers, not divisible by the "
+        "{} other stages",
+        layers, first, last, middle_layers, middle_stages));
+  const int per_middle = middle_stages > 0 ? middle_layers / middle_stages : 0;
+  std::vector<int> result(static_cast<std::size_t>(stages), per_middle);
+  if (first > 0) result.front() = first;
+  if (last > 0) result.back() = last;
+  return result;
+}
+
+Timetable build_timetable(const ParallelPlan& plan, const RunOptions& options) {
+  if (options.timetable) {
+    const Timetable& t = *options.timetable;
+    if (t.ranks != plan.pp || t.microbatches != plan.microbatches() || t.chunks_per_rank != plan.vpp)
+      throw PlanError(fmt::format(
+          "the timetable has {} ranks, {} microbatches and {} chunks per rank; the plan needs pp {}, "
+          "{} microbatches (gbs / (mbs x dp)) and vpp {}",
+          t.ranks, t.microbatches, t.chunks_per_rank, plan.pp, plan.microbatches(), plan.vpp));
+    validate(t);
+    return t;
+  }
+  Timetable t = make_timetable(options.schedule, plan.pp, plan.microbatches(), plan.vpp);
+  validate(t);
+  return t;
+}
+
+// Routes of each worker pair's flows, one per tensor-parallel GPU pair, built on first use.
+class PlacementRoutes : public TransferRoutes {
+ public:
+  PlacementRoutes(const Cluster& cluster, const Placement& placement)
+      : cluster_(cluster), placement_(placement) {}
+  const std::vector<const std::vector<int>*>& routes(int src, int dst) override {
+    auto [it, inserted] = cache_.try_emplace({src, dst});
+    if (inserted) {
+      const auto from = placement_.worker_gpus(src);
+      const auto to = placement_.worker_gpus(dst);
+      for (std::size_t t = 0; t < from.size(); ++t) it->second.push_back(&cluster_.route(from[t], to[t]));
+    }
+    return it->second;
+  }
+
+ private:
+  const Cluster& cluster_;
+  const Placement& placement_;
+  std::map<std::pair<int, int>, std::vector<const std::vector<int>*>> cache_;
+};
+
+TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus) {
+  if (gpus.size() < 2) {
+    return {cluster.intra_node_bandwidth_bytes_per_s(gpus.front()),
+            cluster.intra_node_latency_s(gpus.front())};
+  }
+  const RingBottleneck ring = ring_bottleneck(cluster, {gpus});
+  return {ring.bandwidth_bytes_per_s, ring.latency_s};
+}
+
+}  // namespace
+
+Placement place_plan(const Cluster& cluster, const TransformerConfig& model, ParallelPlan& plan) {
+  const int gpus = cluster.gpu_count();
+  if (plan.tp < 1 || plan.pp < 1 || plan.vpp < 1 || plan.micro_batch_size < 1 ||
+      plan.global_batch_size < 1 || plan.seq_length < 1)
+    throw PlanError("tp, pp, vpp, mbs, gbs and seq-length must all be >= 1");
+  if (gpus % (plan.tp * plan.pp) != 0)
+    throw PlanError(fmt::format(
+        "tp {} x pp {} = {} does not divide the cluster's {} GPUs, so tp*pp*dp cannot equal the GPU "
+        "count",
+        plan.tp, plan.pp, plan.tp * plan.pp, gpus));
+  plan.dp = gpus / (plan.tp * plan.pp);
+  if (model.num_heads % plan.tp != 0)
+    throw PlanError(fmt::format("tp {} does not divide the model's {} attention heads", plan.tp,
+                                model.num_heads));
+  const int per_step = plan.micro_batch_size * plan.dp;
+  if (plan.global_batch_size % per_step != 0)
+    throw PlanError(fmt::format(
+        "global batch {} is not divisible by micro-batch {} x data-parallel {} = {}",
+        plan.global_batch_size, plan.micro_batch_size, plan.dp, per_step));
+  return Placement{plan.tp, plan.pp, plan.dp};
+}
+
+RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
+                            const TransformerConfig& model, const RunOptions& options,
+                            ReplayObserver* observer) {
+  RunResult result;
+  result.plan = options.plan;
+  ParallelPlan& plan = result.plan;
+  const Placement placement = place_plan(cluster, model, plan);
+  result.layers_per_stage = partition_layers(model, plan, options);
+  const Timetable timetable = build_timetable(plan, options);
+  result.schedule = timetable.kind;
+
+  // Layer spans of each virtual stage.
+  std::vector<ChunkSpan> spans;
+  int next_layer = 0;
+  for (std::size_t s = 0; s < result.layers_per_stage.size(); ++s) {
+    spans.push_back(ChunkSpan{next_layer, result.layers_per_stage[s], s == 0,
+                              s + 1 == result.layers_per_stage.size()});
+    next_layer += result.layers_per_stage[s];
+  }
+
+  // Cost every chunk on its own GPU type; a cache keyed by (GPU type, stage) keeps it cheap.
+  ReplayInputs inputs;
+  inputs.timetable = &timetable;
+  inputs.replicas = plan.dp;
+  inputs.costs.resize(static_cast<std::size_t>(placement.workers()));
+  std::map<std::pair<std::string, int>, ChunkCost> cost_cache;
+  std::vector<double> params_on_gpu(static_cast<std::size_t>(placement.workers()), 0);
+  for (int w = 0; w < placement.workers(); ++w) {
+    const auto gpus = placement.worker_gpus(w);
+    const std::string& type = cluster.gpu(gpus.front()).gpu_type;
+    for (GpuId g : gpus)
+      if (cluster.gpu(g).gpu_type != type)
+        throw PlanError(fmt::format("the tensor-parallel group of GPUs {}..{} mixes GPU types {} and {}",
+                                    gpus.front(), gpus.back(), type, cluster.gpu(g).gpu_type));
+    const TensorParallelLinks tp_links = tensor_parallel_links(cluster, gpus);
+    const int rank = placement.rank_of(w);
+    for (int c = 0; c < plan.vpp; ++c) {
+      const int stage = timetable.stage(rank, c);
+      auto [it, inserted] = cost_cache.try_emplace({type, stage});
+      if (inserted) it->second = cost_chunk(model, plan, catalog.at(type), spans[stage], tp_links);
+      ChunkCost cost = it->second;
+      // Megatron-core sends the whole activation from every tensor-parallel rank, or only its
+      // sequence shard with sequence parallelism.
+      if (plan.sequence_parallel) cost.output_bytes /= plan.tp;
+      inputs.costs[w].push_back(cost);
+      params_on_gpu[w] += cost.params;
+    }
+  }
+
+  // Gradient reduction of each pipeline rank: its tp rings over the replicas run together.
+  inputs.gradient_reduce_s.assign(static_cast<std::size_t>(plan.pp), 0);
+  inputs.gradient_reduce_bytes.assign(static_cast<std::size_t>(plan.pp), 0);
+  double wan_gradient_bytes = 0;
+  double wan_gradient_usd = 0;
+  for (int rank = 0; rank < plan.pp; ++rank) {
+    if (plan.dp < 2) break;
+    std::vector<std::vector<GpuId>> rings;
+    for (int t = 0; t < plan.tp; ++t) {
+      std::vector<GpuId> ring;
+      for (int d = 0; d < plan.dp; ++d) ring.push_back(placement.gpu(d, rank, t));
+      rings.push_back(std::move(ring));
+    }
+    const RingBottleneck bottleneck = ring_bottleneck(cluster, rings);
+    const double grad_bytes = params_on_gpu[rank] * kGradientBytesPerParam;
+    double seconds;
+    double hop_bytes;
+    if (plan.distributed_optimizer) {
+      // Reduce-scatter the fp32 gradients, all-gather the updated bf16 parameters.
+      const double param_bytes = params_on_gpu[rank] * kParamBytesBf16;
+      seconds = ring_reduce_scatter_s(bottleneck, grad_bytes) + ring_reduce_scatter_s(bottleneck, param_bytes);
+      hop_bytes = (grad_bytes + param_bytes) / 2 * ring_all_reduce_hop_bytes(plan.dp, 1.0);
+    } else {
+      seconds = ring_all_reduce_s(bottleneck, grad_bytes);
+      hop_bytes = ring_all_reduce_hop_bytes(plan.dp, grad_bytes);
+    }
+    inputs.gradient_reduce_s[rank] = seconds;
+    inputs.gradient_reduce_bytes[rank] = hop_bytes;
+    for (const auto& ring : rings)
+      for (std::size_t i = 0; i < ring.size(); ++i)
+        for (LinkId link : cluster.route(ring[i], ring[(i + 1) % ring.size()])) {
+          const Link& l = cluster.links()[link];
+          if (l.link_class != LinkClass::kWan) continue;
+          wan_gradient_bytes += hop_bytes;
+          wan_gradient_usd += hop_bytes * l.egress_usd_per_byte;
+        }
+  }
+  result.gradient_reduce_s_per_rank = inputs.gradient_reduce_s;
+
+  PlacementRoutes routes(cluster, placement);
+  inputs.routes = &routes;
+  for (const Link& link : cluster.links())
+    inputs.links.push_back(LinkCapacity{link.bandwidth_bytes_per_s, link.latency_s});
+  inputs.observer = observer;
+
+  const ReplayStats stats = replay_iteration(inputs);
+
+  result.iteration_time_s = stats.iteration_s;
+  result.pipeline_time_s = stats.pipeline_end_s;
+  result.events = stats.events;
+  result.transfers = stats.transfers;
+  result.tokens_per_iteration = static_cast<double>(plan.global_batch_size) * plan.seq_length;
+  result.tokens_per_s = result.tokens_per_iteration / result.iteration_time_s;
+  result.model_flops = model_flops_per_iteration(model, plan);
+
+  result.bubble_fraction_per_rank.assign(static_cast<std::size_t>(plan.pp), 0);
+  for (int w = 0; w < placement.workers(); ++w)
+    result.bubble_fraction_per_rank[placement.rank_of(w)] +=
+        (1 - stats.busy_s[w] / stats.pipeline_end_s) / plan.dp;
+  for (double b : result.bubble_fraction_per_rank) result.bubble_fraction += b / plan.pp;
+
+  // Per-GPU memory, money, energy and peak FLOP/s.
+  double peak_flops = 0;
+  double joules = 0;
+  for (int w = 0; w < placement.workers(); ++w) {
+    const int rank = placement.rank_of(w);
+    double optimizer_s = 0;
+    double static_bytes = 0;
+    for (const ChunkCost& cost : inputs.costs[w]) {
+      optimizer_s += cost.optimizer_step_s;
+    }
+    static_bytes = static_memory(params_on_gpu[w], plan).total();
+    for (GpuId g : placement.worker_gpus(w)) {
+      const GpuSpec& spec = catalog.at(cluster.gpu(g).gpu_type);
+      GpuMemory m{g, spec.key, static_bytes, stats.peak_activation_bytes[w], spec.hbm_bytes};
+      result.memory.push_back(m);
+      if (m.peak_bytes() > m.capacity_bytes) result.oom.push_back(m);
+      peak_flops += spec.peak(plan.dtype);
+      result.gpu_usd += spec.usd_per_hour * result.iteration_time_s / units::kSecondsPerHour;
+      // A busy GPU is charged its board power limit, an idle one its idle power: an upper
+      // bound on energy, since kernels rarely hold the GPU at its power limit.
+      const double busy = stats.busy_s[w] + optimizer_s;
+      const double reduce = inputs.gradient_reduce_s[rank];
+      const double idle = std::max(0.0, result.iteration_time_s - busy - reduce);
+      joules += (busy + reduce) * spec.max_power_w + idle * spec.idle_power_w;
+    }
+  }
+  std::sort(result.memory.begin(), result.memory.end(),
+            [](const GpuMemory& a, const GpuMemory& b) { return a.gpu < b.gpu; });
+  std::sort(result.oom.begin(), result.oom.end(),
+            [](const GpuMemory& a, const GpuMemory& b) { return a.gpu < b.gpu; });
+  for (const GpuMemory& m : result.memory) result.peak_memory_bytes = std::max(result.peak_memory_bytes, m.peak_bytes());
+  result.mfu = result.model_flops / (result.iteration_time_s * peak_flops);
+  result.energy_kwh = joules / 3.6e6;
+
+  for (std::size_t l = 0; l < stats.link_bytes.size(); ++l) {
+    const Link& link = cluster.links()[l];
+    const double bytes = stats.link_bytes[l];
+    switch (link.link_class) {
+      case LinkClass::kIntraNode: result.bytes_intra_node += bytes; break;
+      case LinkClass::kNic: result.bytes_nic += bytes; break;
+      case LinkClass::kWan:
+        result.bytes_wan += bytes;
+        result.egress_usd += bytes * link.egress_usd_per_byte;
+        break;
+    }
+  }
+  result.bytes_wan += wan_gradient_bytes;
+  result.egress_usd += wan_gradient_usd;
+  result.cost_usd = result.gpu_usd + result.egress_usd;
+  result.cost_usd_per_million_tokens = result.cost_usd / result.tokens_per_iteration * 1e6;
+  return result;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,75 @@
+#pragma once
+// One training iteration of a model on a cluster with a parallel plan and a pipeline schedule:
+// checks the plan against the cluster and model, places workers (placement.hpp), costs every
+// chunk on its own GPU type, replays the timetable on the network and gathers what the report
+// shows. Throws PlanError for a plan that does not fit, ScheduleError for an unrunnable
+// timetable, SimulationError when the replay cannot finish.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/gpu_catalog.hpp"
+#include "models/parallel_plan.hpp"
+#include "models/transformer_config.hpp"
+#include "schedules/timetable.hpp"
+#include "sim/placement.hpp"
+#include "sim/replay_observer.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+struct RunOptions {
+  ParallelPlan plan;                    // dp is derived from the cluster; the field is ignored
+  std::string schedule = "1f1b";        // timetable generator kind
+  std::optional<Timetable> timetable;   // replaces the generator when set
+  int first_stage_layers = 0;           // --decoder-first-pipeline-num-layers (0 = even split)
+  int last_stage_layers = 0;            // --decoder-last-pipeline-num-layers
+};
+
+struct GpuMemory {
+  GpuId gpu = 0;
+  std::string gpu_type;
+  double static_bytes = 0;       // weights, gradients, optimizer state
+  double activation_bytes = 0;   // peak activations
+  double capacity_bytes = 0;
+  double peak_bytes() const { return static_bytes + activation_bytes; }
+};
+
+struct RunResult {
+  ParallelPlan plan;                     // with dp filled in
+  std::string schedule;
+  std::vector<int> layers_per_stage;     // per virtual stage
+  double iteration_time_s = 0;
+  double pipeline_time_s = 0;            // flush of the last pipeline op
+  double tokens_per_iteration = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;                // per iteration (no recompute)
+  double mfu = 0;
+  // Idle share of each pipeline rank's compute stream over the pipeline time (Megatron/GPipe
+  // definition), averaged over data-parallel replicas; bubble_fraction averages all ranks.
+  double bubble_fraction = 0;
+  std::vector<double> bubble_fraction_per_rank;
+  std::vector<double> gradient_reduce_s_per_rank;
+  std::vector<GpuMemory> memory;         // per GPU
+  double peak_memory_bytes = 0;          // max over GPUs
+  std::vector<GpuMemory> oom;            // GPUs whose peak exceeds their HBM
+  double gpu_usd = 0;                    // per iteration
+  double egress_usd = 0;                 // per iteration, WAN egress
+  double cost_usd = 0;                   // gpu_usd + egress_usd
+  double cost_usd_per_million_tokens = 0;
+  double energy_kwh = 0;                 // per iteration
+  double bytes_intra_node = 0;           // point-to-point bytes by link class, per iteration
+  double bytes_nic = 0;
+  double bytes_wan = 0;
+  std::uint64_t events = 0;
+  std::uint64_t transfers = 0;
+};
+
+// Checks the plan and builds the placement (tp * pp * dp == GPUs, batch divisibility...).
+Placement place_plan(const Cluster& cluster, const TransformerConfig& model, ParallelPlan& plan);
+
+RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
+                            const TransformerConfig& model, const RunOptions& options,
+                            ReplayObserver* observer = nullptr);
+
+}  // namespace hetsim
