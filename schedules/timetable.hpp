@@ -2,6 +2,7 @@
 // The timetable: for every pipeline rank, the ordered compute ops it runs, and the map from
 // virtual stage to (rank, chunk). Generators in this folder make them; the validator proves
 // they can run; sim/ replays them.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -49,6 +50,21 @@ std::vector<std::vector<int>> looped_stage_map(int ranks, int chunks_per_rank);
 // next stage's B and this stage's F for B, this stage's B for W. Same-rank dependencies are
 // included; the caller decides which cross ranks (and so become transfers).
 std::vector<RankOp> dependencies(const Timetable& t, int rank, const ScheduledOp& op);
+
+// Every stage's (rank, chunk), indexed by stage: the inverse of stage_of in one O(stages) pass,
+// for callers that look stages up per op (the validator, the replay).
+std::vector<RankOp> stage_locations(const Timetable& t);
+
+// At most two dependencies per op, held inline so hot paths do not allocate.
+struct DependencyList {
+  std::array<RankOp, 2> ops{};
+  int count = 0;
+  const RankOp* begin() const { return ops.data(); }
+  const RankOp* end() const { return ops.data() + count; }
+};
+// Same rule as dependencies(), with stages located through `locations` (from stage_locations).
+DependencyList dependencies(const Timetable& t, const std::vector<RankOp>& locations, int rank,
+                            const ScheduledOp& op);
 
 // Human name of an op for messages: "F(mb 3, stage 5) on rank 1".
 std::string describe(const Timetable& t, const RankOp& op);

@@ -1,0 +1,148 @@
+#include "schedules/timetable_json.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "base/error.hpp"
+#include "base/json_input.hpp"
+
+namespace hetsim {
+
+namespace {
+
+constexpr const char* kOpExpected =
+    "an op string: F, B or W, then the microbatch, then optionally . and the chunk (\"F3\", "
+    "\"B3.1\")";
+
+std::string op_to_string(const ScheduledOp& op, bool with_chunk) {
+  return with_chunk ? fmt::format("{}{}.{}", to_char(op.kind), op.microbatch, op.chunk)
+                    : fmt::format("{}{}", to_char(op.kind), op.microbatch);
+}
+
+// Parses digits at text[pos...]; at most 9 of them so the value fits an int. -1 when none.
+int parse_count(const std::string& text, std::size_t& pos) {
+  const std::size_t begin = pos;
+  int value = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])) &&
+         pos - begin < 9) {
+    value = value * 10 + (text[pos] - '0');
+    ++pos;
+  }
+  return pos == begin ? -1 : value;
+}
+
+ScheduledOp parse_op(const JsonInput& in, const Timetable& t) {
+  if (!in.value().is_string()) in.fail(kOpExpected);
+  const std::string text = in.value().get<std::string>();
+  ScheduledOp op;
+  if (text.empty()) in.fail(kOpExpected);
+  switch (text[0]) {
+    case 'F': op.kind = OpKind::kForward; break;
+    case 'B': op.kind = OpKind::kBackward; break;
+    case 'W': op.kind = OpKind::kWeight; break;
+    default: in.fail(kOpExpected);
+  }
+  std::size_t pos = 1;
+  op.microbatch = parse_count(text, pos);
+  if (op.microbatch < 0) in.fail(kOpExpected);
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    op.chunk = parse_count(text, pos);
+    if (op.chunk < 0) in.fail(kOpExpected);
+  }
+  if (pos != text.size()) in.fail(kOpExpected);
+  if (op.microbatch >= t.microbatches)
+    in.fail(fmt::format("a microbatch in 0..{} (microbatches = {})", t.microbatches - 1,
+                        t.microbatches));
+  if (op.chunk >= t.chunks_per_rank)
+    in.fail(fmt::format("a chunk in 0..{} (chunks_per_rank = {})", t.chunks_per_rank - 1,
+                        t.chunks_per_rank));
+  if (op.kind == OpKind::kWeight && !t.split_backward)
+    in.fail("F or B (W ops need \"split_backward\": true)");
+  return op;
+}
+
+// A required count (> 0), or `fallback` when the key is absent and fallback > 0.
+int read_count(const JsonInput& root, const std::string& key, long long fallback) {
+  const long long v = (root.has(key) || fallback <= 0) ? root.positive_integer(key) : fallback;
+  if (v > 1'000'000'000) root.at(key).fail("an integer <= 1000000000");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+nlohmann::json timetable_to_json(const Timetable& t) {
+  nlohmann::json j;
+  j["kind"] = t.kind;
+  j["ranks"] = t.ranks;
+  j["microbatches"] = t.microbatches;
+  j["chunks_per_rank"] = t.chunks_per_rank;
+  j["split_backward"] = t.split_backward;
+  j["stage_of"] = t.stage_of;
+  nlohmann::json ops = nlohmann::json::array();
+  const bool with_chunk = t.chunks_per_rank > 1;
+  for (const auto& list : t.ops) {
+    nlohmann::json row = nlohmann::json::array();
+    for (const auto& op : list) row.push_back(op_to_string(op, with_chunk));
+    ops.push_back(std::move(row));
+  }
+  j["ops"] = std::move(ops);
+  return j;
+}
+
+Timetable timetable_from_json(const nlohmann::json& j, const std::string& file) {
+  const JsonInput root(j, file);
+  root.reject_unknown_keys(
+      {"kind", "ranks", "microbatches", "chunks_per_rank", "split_backward", "stage_of", "ops"});
+  Timetable t;
+  t.kind = root.string_or("kind", "custom");
+  t.ranks = read_count(root, "ranks", 0);
+  t.microbatches = read_count(root, "microbatches", 0);
+  t.chunks_per_rank = read_count(root, "chunks_per_rank", 1);
+  t.split_backward = root.boolean_or("split_backward", false);
+  if (static_cast<long long>(t.ranks) * t.chunks_per_rank > 1'000'000'000)
+    root.at("chunks_per_rank").fail("ranks * chunks_per_rank <= 1000000000");
+
+  if (root.has("stage_of")) {
+    const JsonInput rows = root.at("stage_of");
+    if (rows.array_size() != static_cast<std::size_t>(t.ranks))
+      rows.fail(fmt::format("an array of {} rows, one per rank", t.ranks));
+    for (int rank = 0; rank < t.ranks; ++rank) {
+      const JsonInput row = rows.at(static_cast<std::size_t>(rank));
+      if (row.array_size() != static_cast<std::size_t>(t.chunks_per_rank))
+        row.fail(fmt::format("an array of {} stages, one per chunk", t.chunks_per_rank));
+      std::vector<int> stages;
+      for (int chunk = 0; chunk < t.chunks_per_rank; ++chunk) {
+        const JsonInput cell = row.at(static_cast<std::size_t>(chunk));
+        const auto& v = cell.value();
+        if (!v.is_number_integer() || v.get<long long>() < 0 ||
+            v.get<long long>() >= t.stages())
+          cell.fail(fmt::format("a stage index in 0..{}", t.stages() - 1));
+        stages.push_back(v.get<int>());
+      }
+      t.stage_of.push_back(std::move(stages));
+    }
+  } else {
+    t.stage_of = looped_stage_map(t.ranks, t.chunks_per_rank);
+  }
+
+  const JsonInput lists = root.at("ops");
+  if (lists.array_size() != static_cast<std::size_t>(t.ranks))
+    lists.fail(fmt::format("an array of {} op lists, one per rank", t.ranks));
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    const JsonInput list = lists.at(static_cast<std::size_t>(rank));
+    const std::size_t n = list.array_size();
+    std::vector<ScheduledOp> ops;
+    ops.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) ops.push_back(parse_op(list.at(i), t));
+    t.ops.push_back(std::move(ops));
+  }
+  return t;
+}
+
+Timetable load_timetable(const std::string& path) {
+  return timetable_from_json(read_json_file(path), path);
+}
+
+}  // namespace hetsim

@@ -1,0 +1,218 @@
+// The validator runs in three passes, each O(total ops):
+//  1. shape: ranks, chunks, stage_of a bijection, op fields in range, no op twice, none missing;
+//  2. same-rank order: no op listed before a dependency that lives on its own rank;
+//  3. a dependency walk: ranks run their lists in order, a rank blocked on an op that is not
+//     done yet parks on that op and is woken when it completes; if ranks remain parked when
+//     nothing can run, the parked ranks form a wait-for cycle, which is reported.
+#include "schedules/validator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+
+#include "base/error.hpp"
+
+namespace hetsim {
+
+namespace {
+
+constexpr int kNone = -1;
+constexpr std::size_t kMaxNamed = 8;  // ops listed in one message before "and N more"
+
+// Dense index of (kind, microbatch, stage).
+class OpIndex {
+ public:
+  OpIndex(int microbatches, int stages) : microbatches_(microbatches), stages_(stages) {}
+  std::size_t size() const { return 3 * static_cast<std::size_t>(microbatches_) * stages_; }
+  std::size_t of(OpKind kind, int microbatch, int stage) const {
+    return (static_cast<std::size_t>(kind) * microbatches_ + microbatch) * stages_ + stage;
+  }
+
+ private:
+  int microbatches_;
+  int stages_;
+};
+
+std::string join_named(const std::vector<std::string>& names, std::size_t total) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+  if (total > names.size()) out += fmt::format(" and {} more", total - names.size());
+  return out;
+}
+
+void check_shape(const Timetable& t) {
+  const auto fail = [&](const std::string& what) {
+    throw ScheduleError(fmt::format("timetable '{}': {}", t.kind, what));
+  };
+  if (t.ranks < 1) fail(fmt::format("ranks must be >= 1 (got {})", t.ranks));
+  if (t.microbatches < 1) fail(fmt::format("microbatches must be >= 1 (got {})", t.microbatches));
+  if (t.chunks_per_rank < 1)
+    fail(fmt::format("chunks_per_rank must be >= 1 (got {})", t.chunks_per_rank));
+  if (t.ops.size() != static_cast<std::size_t>(t.ranks))
+    fail(fmt::format("has {} op lists for {} ranks", t.ops.size(), t.ranks));
+  if (t.stage_of.size() != static_cast<std::size_t>(t.ranks))
+    fail(fmt::format("stage_of has {} rows for {} ranks", t.stage_of.size(), t.ranks));
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    if (t.stage_of[rank].size() != static_cast<std::size_t>(t.chunks_per_rank))
+      fail(fmt::format("stage_of[{}] has {} entries for {} chunks per rank", rank,
+                       t.stage_of[rank].size(), t.chunks_per_rank));
+  }
+}
+
+struct Position {
+  int rank = kNone;
+  int index = kNone;
+};
+
+// Pass 1: every op in range, none twice, none missing. Returns where each op sits.
+std::vector<Position> place_ops(const Timetable& t, const OpIndex& index) {
+  std::vector<Position> where(index.size());
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    const auto& list = t.ops[rank];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const ScheduledOp& op = list[i];
+      const auto at = fmt::format("rank {} position {}", rank, i);
+      if (op.chunk < 0 || op.chunk >= t.chunks_per_rank)
+        throw ScheduleError(fmt::format("timetable '{}': {} has {} of chunk {}; chunks are 0..{}",
+                                        t.kind, at, to_char(op.kind), op.chunk,
+                                        t.chunks_per_rank - 1));
+      if (op.microbatch < 0 || op.microbatch >= t.microbatches)
+        throw ScheduleError(fmt::format(
+            "timetable '{}': {} has {} of microbatch {}; microbatches are 0..{}", t.kind, at,
+            to_char(op.kind), op.microbatch, t.microbatches - 1));
+      const RankOp here{rank, op};
+      if (op.kind == OpKind::kWeight && !t.split_backward)
+        throw ScheduleError(fmt::format(
+            "timetable '{}': {} at position {} is a weight-gradient op, but split_backward is false",
+            t.kind, describe(t, here), i));
+      Position& slot = where[index.of(op.kind, op.microbatch, t.stage(rank, op.chunk))];
+      if (slot.rank != kNone)
+        throw ScheduleError(fmt::format("timetable '{}': {} appears twice, at positions {} and {}",
+                                        t.kind, describe(t, here), slot.index, i));
+      slot = {rank, static_cast<int>(i)};
+    }
+  }
+  const std::vector<RankOp> located = stage_locations(t);
+  std::vector<std::string> missing;
+  std::size_t missing_count = 0;
+  const int kinds = t.split_backward ? 3 : 2;
+  for (int stage = 0; stage < t.stages(); ++stage) {
+    for (int k = 0; k < kinds; ++k) {
+      const auto kind = static_cast<OpKind>(k);
+      for (int mb = 0; mb < t.microbatches; ++mb) {
+        if (where[index.of(kind, mb, stage)].rank != kNone) continue;
+        if (missing.size() < kMaxNamed) {
+          RankOp op = located[stage];
+          op.op.kind = kind;
+          op.op.microbatch = mb;
+          missing.push_back(describe(t, op));
+        }
+        ++missing_count;
+      }
+    }
+  }
+  if (missing_count > 0)
+    throw ScheduleError(fmt::format("timetable '{}' is missing {} op{}: {}", t.kind, missing_count,
+                                    missing_count == 1 ? "" : "s",
+                                    join_named(missing, missing_count)));
+  return where;
+}
+
+// Pass 2: an op listed before a dependency on its own rank can never run.
+void check_same_rank_order(const Timetable& t, const std::vector<RankOp>& located,
+                           const OpIndex& index, const std::vector<Position>& where) {
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    const auto& list = t.ops[rank];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      for (const RankOp& dep : dependencies(t, located, rank, list[i])) {
+        if (dep.rank != rank) continue;
+        const Position& p = where[index.of(dep.op.kind, dep.op.microbatch, t.stage(rank, dep.op.chunk))];
+        if (p.index > static_cast<int>(i))
+          throw ScheduleError(fmt::format(
+              "timetable '{}': {} at position {} is scheduled before {} at position {}, which it "
+              "depends on",
+              t.kind, describe(t, {rank, list[i]}), i, describe(t, dep), p.index));
+      }
+    }
+  }
+}
+
+// Pass 3: the walk. A rank parks on the first unfinished dependency of its next op; parked ranks
+// on one op form an intrusive list (head per op, next per rank), so the walk allocates O(ops).
+void walk(const Timetable& t, const std::vector<RankOp>& located, const OpIndex& index) {
+  std::vector<bool> done(index.size(), false);
+  std::vector<int> parked_head(index.size(), kNone);
+  std::vector<int> parked_next(static_cast<std::size_t>(t.ranks), kNone);
+  std::vector<RankOp> waits_for(static_cast<std::size_t>(t.ranks));
+  std::vector<std::size_t> next(static_cast<std::size_t>(t.ranks), 0);
+  std::deque<int> runnable;
+  for (int rank = 0; rank < t.ranks; ++rank) runnable.push_back(rank);
+  const auto id_of = [&](const RankOp& op) {
+    return index.of(op.op.kind, op.op.microbatch, t.stage(op.rank, op.op.chunk));
+  };
+  while (!runnable.empty()) {
+    const int rank = runnable.front();
+    runnable.pop_front();
+    const auto& list = t.ops[rank];
+    while (next[rank] < list.size()) {
+      const RankOp op{rank, list[next[rank]]};
+      bool blocked = false;
+      for (const RankOp& dep : dependencies(t, located, rank, op.op)) {
+        const std::size_t dep_id = id_of(dep);
+        if (done[dep_id]) continue;
+        waits_for[rank] = dep;
+        parked_next[rank] = parked_head[dep_id];
+        parked_head[dep_id] = rank;
+        blocked = true;
+        break;
+      }
+      if (blocked) break;
+      const std::size_t id = id_of(op);
+      done[id] = true;
+      for (int woken = parked_head[id]; woken != kNone; woken = parked_next[woken])
+        runnable.push_back(woken);
+      parked_head[id] = kNone;
+      ++next[rank];
+    }
+  }
+  // Every unfinished rank is parked on an op of another unfinished rank (same-rank order was
+  // checked), so following waits_for from the lowest unfinished rank must close a cycle.
+  int start = kNone;
+  for (int rank = 0; rank < t.ranks && start == kNone; ++rank)
+    if (next[rank] < t.ops[rank].size()) start = rank;
+  if (start == kNone) return;
+  std::vector<int> visit_order(static_cast<std::size_t>(t.ranks), kNone);
+  std::vector<int> path;
+  int rank = start;
+  while (visit_order[rank] == kNone) {
+    visit_order[rank] = static_cast<int>(path.size());
+    path.push_back(rank);
+    rank = waits_for[rank].rank;
+  }
+  std::vector<int> cycle(path.begin() + visit_order[rank], path.end());
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+  std::string text;
+  for (std::size_t i = 0; i < cycle.size(); ++i) {
+    const int r = cycle[i];
+    const RankOp head{r, t.ops[r][next[r]]};
+    const RankOp& dep = waits_for[r];
+    const RankOp blocker{dep.rank, t.ops[dep.rank][next[dep.rank]]};
+    text += fmt::format("{}{} waits for {}, which is queued behind {}", i ? "; " : "",
+                        describe(t, head), describe(t, dep), describe(t, blocker));
+  }
+  throw ScheduleError(fmt::format("timetable '{}' deadlocks: {}", t.kind, text));
+}
+
+}  // namespace
+
+void validate(const Timetable& t) {
+  check_shape(t);
+  const std::vector<RankOp> located = stage_locations(t);
+  const OpIndex index(t.microbatches, t.stages());
+  const std::vector<Position> where = place_ops(t, index);
+  check_same_rank_order(t, located, index, where);
+  walk(t, located, index);
+}
+
+}  // namespace hetsim
