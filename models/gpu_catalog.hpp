@@ -12,6 +12,25 @@ inline constexpr int kDtypeCount = 5;
 const char* to_string(Dtype d);
 Dtype dtype_from_string(const std::string& text);  // throws Error for an unknown name
 
+// One roofline efficiency curve: a kernel class reaches `max_efficiency` of the peak rate on
+// large problems and pays `overhead_s` per kernel, so time = work / (rate * max_efficiency) +
+// overhead_s. Written as an efficiency by problem size x (FLOPs or bytes) this is
+// eff(x) = max_efficiency * x / (x + overhead_s * rate * max_efficiency): the curve rises from 0
+// and saturates. Fitted per GPU on measured kernels (models/README.md, "Efficiency fit").
+struct EfficiencyCurve {
+  double max_efficiency = 1.0;  // fraction of the peak rate, (0, 1]
+  double overhead_s = 0.0;      // per kernel, seconds
+};
+
+// Efficiency curves by kernel class (see models/roofline.hpp).
+struct RooflineEfficiency {
+  EfficiencyCurve gemm_compute;  // GEMM FLOPs against peak(dtype)
+  EfficiencyCurve gemm_memory;   // GEMM operand bytes (weights dominate) against HBM bandwidth
+  EfficiencyCurve elementwise;   // residual adds, activation functions, dropout, softmax
+  EfficiencyCurve norm;          // LayerNorm / RMSNorm (row reductions)
+  std::string source;            // where the parameters come from ("efficiency_source")
+};
+
 struct GpuSpec {
   std::string key;                                   // catalog key, file name without .json
   std::string display_name;                          // "NVIDIA H100 SXM5 80GB"
@@ -23,6 +42,7 @@ struct GpuSpec {
   double idle_power_w = 0;
   double max_power_w = 0;                            // board power limit (TDP)
   double usd_per_hour = 0;                           // list price of one GPU-hour
+  RooflineEfficiency efficiency;                     // roofline efficiency curves
   double peak(Dtype d) const { return peak_flops[static_cast<int>(d)]; }
 };
 

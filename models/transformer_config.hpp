@@ -21,11 +21,14 @@ struct TransformerConfig {
   NormKind norm = NormKind::kLayerNorm;
   bool has_dropout = false;   // dropout masks are kept for backward (GPT-3 / Megatron GPT)
   bool tied_embeddings = false;
+  bool linear_bias = false;   // GEMMs carry biases (GPT-2/GPT-3, GPT-NeoX); Llama has none
+  int learned_positions = 0;  // rows of a learned position embedding (GPT-2/GPT-3); 0 = rotary
   int head_dim() const { return hidden_size / num_heads; }
   // Parameters of one transformer layer, of the input embedding and of the LM head.
   double layer_params() const;
   double embedding_params() const;
   double lm_head_params() const;  // 0 when tied to the embedding
+  double final_norm_params() const;
   double total_params() const;
 };
 

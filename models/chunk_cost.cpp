@@ -1,0 +1,214 @@
+// What one model chunk costs one GPU of its tensor-parallel group for one microbatch.
+#include "models/chunk_cost.hpp"
+
+#include <string>
+
+#include "base/error.hpp"
+#include "models/layer_ops.hpp"
+#include "models/roofline.hpp"
+#include "models/tp_collectives.hpp"
+
+namespace hetsim {
+
+namespace {
+
+struct PassTimes {
+  double forward_s = 0, backward_input_s = 0, backward_weight_s = 0, core_forward_s = 0;
+  double forward_flops = 0, backward_input_flops = 0, backward_weight_flops = 0;
+  double core_forward_flops = 0;
+};
+
+PassTimes time_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dtype) {
+  PassTimes p;
+  for (const LayerOp& op : ops) {
+    const double f = kernel_time(op.kind, op.forward, gpu, dtype);
+    p.forward_s += f;
+    p.backward_input_s += kernel_time(op.kind, op.backward_input, gpu, dtype);
+    p.backward_weight_s += kernel_time(op.kind, op.backward_weight, gpu, dtype);
+    p.forward_flops += op.forward.flops;
+    p.backward_input_flops += op.backward_input.flops;
+    p.backward_weight_flops += op.backward_weight.flops;
+    if (op.attention_core) {
+      p.core_forward_s += f;
+      p.core_forward_flops += op.forward.flops;
+    }
+  }
+  return p;
+}
+
+// Megatron-LM's tensor-parallel collectives, each over the whole [b*s, h] activation.
+struct TpComm {
+  double forward_s = 0, backward_s = 0;
+};
+
+TpComm layer_tp_comm(double act_bytes, const ParallelPlan& plan, const TensorParallelLinks& l) {
+  const int t = plan.tp;
+  TpComm c;
+  if (plan.sequence_parallel) {
+    // g / g-bar: all-gather before QKV and MLP-up, reduce-scatter after attention-out and
+    // MLP-down; backward swaps them.
+    const double pair = ring_all_gather_s(act_bytes, t, l) + ring_reduce_scatter_s(act_bytes, t, l);
+    c.forward_s = 2 * pair;
+    c.backward_s = 2 * pair;
+  } else {
+    // f / g: all-reduce after attention-out and MLP-down forward, after QKV and MLP-up dgrad.
+    c.forward_s = 2 * ring_all_reduce_s(act_bytes, t, l);
+    c.backward_s = 2 * ring_all_reduce_s(act_bytes, t, l);
+  }
+  return c;
+}
+
+void check_inputs(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
+                  const ChunkSpan& span, const TensorParallelLinks& links) {
+  if (model.hidden_size <= 0 || model.num_heads <= 0 || model.num_kv_heads <= 0 ||
+      model.ffn_hidden_size <= 0 || model.vocab_size <= 0 || model.num_layers <= 0) {
+    throw PlanError("model \"" + model.name + "\" has a non-positive dimension");
+  }
+  if (plan.tp < 1 || plan.micro_batch_size < 1 || plan.seq_length < 1) {
+    throw PlanError("tp, micro batch size and sequence length must be >= 1");
+  }
+  if (span.num_layers < 0 || span.first_layer < 0 ||
+      span.first_layer + span.num_layers > model.num_layers) {
+    throw PlanError("chunk layers [" + std::to_string(span.first_layer) + ", " +
+                    std::to_string(span.first_layer + span.num_layers) + ") outside the model's " +
+                    std::to_string(model.num_layers) + " layers");
+  }
+  if (plan.tp > 1 && !(links.bandwidth_bytes_per_s > 0)) {
+    throw PlanError("tensor parallelism " + std::to_string(plan.tp) +
+                    " needs links with a positive bandwidth");
+  }
+  if (!(gpu.hbm_bytes_per_s > 0) || !(gpu.peak(Dtype::kFp32) > 0)) {
+    throw PlanError("GPU \"" + gpu.key + "\" has no HBM bandwidth or fp32 peak");
+  }
+}
+
+// Parameters of one layer held by one GPU: GEMM weights (and column-parallel biases) sharded by
+// tp; norms and row-parallel biases replicated.
+double layer_params_per_gpu(const TransformerConfig& m, int tp) {
+  const double h = m.hidden_size;
+  const double norms = m.norm == NormKind::kLayerNorm ? 4.0 * h : 2.0 * h;
+  const double row_biases = m.linear_bias ? 2.0 * h : 0.0;
+  const double replicated = norms + row_biases;
+  return (m.layer_params() - replicated) / tp + replicated;
+}
+
+}  // namespace
+
+ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
+                     const ChunkSpan& span, const TensorParallelLinks& tp_links) {
+  check_inputs(model, plan, gpu, span, tp_links);
+  ChunkCost c;
+  const double layers = span.num_layers;
+  const int t = plan.tp;
+  const double e = activation_element_bytes(plan.dtype);
+  const double act_bytes = e * plan.micro_batch_size * static_cast<double>(plan.seq_length) *
+                           model.hidden_size;  // the whole [b*s, h] tensor
+
+  // Transformer layers.
+  const PassTimes layer = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype);
+  const TpComm comm = layer_tp_comm(act_bytes, plan, tp_links);
+  c.forward_s = layers * (layer.forward_s + comm.forward_s);
+  c.backward_input_s = layers * (layer.backward_input_s + comm.backward_s);
+  c.backward_weight_s = layers * layer.backward_weight_s;
+  c.tp_comm_forward_s = layers * comm.forward_s;
+  c.tp_comm_backward_s = layers * comm.backward_s;
+  c.forward_flops = layers * layer.forward_flops;
+  c.backward_input_flops = layers * layer.backward_input_flops;
+  c.backward_weight_flops = layers * layer.backward_weight_flops;
+  switch (plan.recompute) {
+    case Recompute::kNone: break;
+    case Recompute::kSelective:  // Korthikanti: the attention core's forward again in backward
+      c.recompute_s = layers * layer.core_forward_s;
+      c.recompute_flops = layers * layer.core_forward_flops;
+      break;
+    case Recompute::kFull:  // the whole layer forward again, its TP collectives included
+      c.recompute_s = layers * (layer.forward_s + comm.forward_s);
+      c.recompute_flops = layers * layer.forward_flops;
+      break;
+  }
+  c.activation_bytes = layers * layer_activation_bytes(model, plan);
+  c.weight_grad_bytes = layers * layer_weight_grad_bytes(model, plan);
+  c.params = layers * layer_params_per_gpu(model, t);
+
+  if (span.has_embedding) {
+    const PassTimes emb = time_ops(embedding_ops(model, plan), gpu, plan.dtype);
+    // Vocabulary-parallel embedding: partial outputs summed over TP (reduce-scatter with SP).
+    const double emb_comm = plan.sequence_parallel ? ring_reduce_scatter_s(act_bytes, t, tp_links)
+                                                   : ring_all_reduce_s(act_bytes, t, tp_links);
+    c.forward_s += emb.forward_s + emb_comm;
+    c.tp_comm_forward_s += emb_comm;
+    c.backward_input_s += emb.backward_input_s;
+    c.backward_weight_s += emb.backward_weight_s;
+    c.activation_bytes += embedding_activation_bytes(model, plan);
+    c.params += static_cast<double>(model.vocab_size) * model.hidden_size / t +
+                static_cast<double>(model.learned_positions) * model.hidden_size;
+  }
+  if (span.has_lm_head) {
+    const PassTimes head = time_ops(lm_head_ops(model, plan), gpu, plan.dtype);
+    // SP: all-gather the final-norm output for the LM head, reduce-scatter its gradient.
+    // Without SP: identity forward, all-reduce of the input gradient backward. The vocabulary-
+    // parallel cross entropy all-reduces three fp32 [b*s] vectors (max, sum of exp, target logit).
+    const double tokens = plan.micro_batch_size * static_cast<double>(plan.seq_length);
+    const double ce_comm = 3 * ring_all_reduce_s(4.0 * tokens, t, tp_links);
+    const double fwd_comm =
+        (plan.sequence_parallel ? ring_all_gather_s(act_bytes, t, tp_links) : 0.0) + ce_comm;
+    const double bwd_comm = plan.sequence_parallel ? ring_reduce_scatter_s(act_bytes, t, tp_links)
+                                                   : ring_all_reduce_s(act_bytes, t, tp_links);
+    c.forward_s += head.forward_s + fwd_comm;
+    c.backward_input_s += head.backward_input_s + bwd_comm;
+    c.backward_weight_s += head.backward_weight_s;
+    c.tp_comm_forward_s += fwd_comm;
+    c.tp_comm_backward_s += bwd_comm;
+    c.forward_flops += head.forward_flops;
+    c.backward_input_flops += head.backward_input_flops;
+    c.backward_weight_flops += head.backward_weight_flops;
+    c.activation_bytes += lm_head_activation_bytes(model, plan);
+    c.weight_grad_bytes += lm_head_weight_grad_bytes(model, plan);
+    // Untied: the output projection's own weights. Tied with the embedding on another stage:
+    // Megatron keeps a copy of the word embeddings on the last stage (gradients all-reduced).
+    const bool holds_output_weights = !model.tied_embeddings || !span.has_embedding;
+    if (holds_output_weights) {
+      c.params += static_cast<double>(model.vocab_size) * model.hidden_size / t;
+    }
+    c.params += model.final_norm_params();
+  }
+  c.output_bytes = act_bytes;
+
+  // Adam over this GPU's parameters (its dp shard with the distributed optimizer): read fp32
+  // master weight, gradient, m, v (16 B); write master, m, v (12 B) and the bf16 weight (2 B).
+  const double shard = plan.distributed_optimizer ? static_cast<double>(plan.dp) : 1.0;
+  const double adam_bytes = 30.0 * c.params / shard;
+  c.optimizer_step_s = kernel_time(KernelKind::kElementwise, {0.0, adam_bytes}, gpu, plan.dtype);
+  return c;
+}
+
+StaticMemory static_memory(double params, const ParallelPlan& plan) {
+  // Megatron-LM mixed precision (docs/source/api-guide/dist_optimizer.md, "bf16 params, fp32
+  // grads": 18 bytes/param, 6 + 12/d with the distributed optimizer).
+  StaticMemory m;
+  m.weights_bytes = 2.0 * params;    // bf16/fp16 model weights
+  m.gradients_bytes = 4.0 * params;  // fp32 main-grad accumulation buffer
+  const double shard = plan.distributed_optimizer ? static_cast<double>(plan.dp) : 1.0;
+  m.optimizer_bytes = 12.0 * params / shard;  // fp32 master weights, Adam m and v
+  return m;
+}
+
+double model_flops_per_iteration(const TransformerConfig& model, const ParallelPlan& plan) {
+  // Whole-model FLOPs: one tensor-parallel rank of a tp=1 plan does all of them.
+  ParallelPlan whole = plan;
+  whole.tp = 1;
+  whole.sequence_parallel = false;
+  double per_microbatch = 0;
+  for (const LayerOp& op : transformer_layer_ops(model, whole)) {
+    per_microbatch +=
+        model.num_layers * (op.forward.flops + op.backward_input.flops + op.backward_weight.flops);
+  }
+  for (const LayerOp& op : lm_head_ops(model, whole)) {
+    per_microbatch += op.forward.flops + op.backward_input.flops + op.backward_weight.flops;
+  }
+  const double microbatches_all_replicas =
+      static_cast<double>(plan.global_batch_size) / plan.micro_batch_size;
+  return per_microbatch * microbatches_all_replicas;
+}
+
+}  // namespace hetsim

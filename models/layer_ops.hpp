@@ -1,0 +1,58 @@
+#pragma once
+// The operators of one transformer layer, of the input embedding and of the LM head, with the
+// FLOPs and HBM bytes of each for one microbatch on one GPU of the tensor-parallel group:
+// forward, backward-input (dgrad GEMMs + elementwise backward) and backward-weight (wgrad GEMMs),
+// so a schedule can split B and W. Shapes follow Megatron-LM's tensor parallelism: QKV and MLP-up
+// are column-parallel, attention output and MLP-down row-parallel; with sequence parallelism the
+// norms, dropouts and residual adds work on s/t of the tokens.
+#include <string>
+#include <vector>
+
+#include "models/parallel_plan.hpp"
+#include "models/roofline.hpp"
+#include "models/transformer_config.hpp"
+
+namespace hetsim {
+
+struct LayerOp {
+  std::string name;
+  KernelKind kind = KernelKind::kElementwise;
+  KernelWork forward;
+  KernelWork backward_input;
+  KernelWork backward_weight;
+  bool attention_core = false;  // recomputed in backward under selective recompute
+};
+
+// Bytes of one stored activation element (bf16/fp16: 2; fp32/tf32: 4; fp8 training keeps bf16
+// activations: 2) and of one GEMM operand element (fp8: 1).
+double activation_element_bytes(Dtype dtype);
+double gemm_element_bytes(Dtype dtype);
+
+// A linear layer Y[m,n] = X[m,k] W[k,n]: forward, dgrad dX = dY W^T, wgrad dW = X^T dY, each
+// 2mkn FLOPs. wgrad accumulates into an fp32 main-grad buffer (Megatron's gradient-accumulation
+// fusion), read and written: 8 bytes per weight.
+LayerOp linear_op(std::string name, double m, double k, double n, double element_bytes);
+
+// A memory-bound kernel that reads `read` and writes `written` elements forward and reads
+// `read_back`, writes `written_back` elements in backward (all of `element_bytes`), plus
+// `extra_forward_bytes` / `extra_backward_bytes` (masks, fp32 buffers).
+LayerOp memory_op(std::string name, KernelKind kind, double read, double written, double read_back,
+                  double written_back, double element_bytes, double extra_forward_bytes = 0,
+                  double extra_backward_bytes = 0);
+
+std::vector<LayerOp> transformer_layer_ops(const TransformerConfig& model, const ParallelPlan& plan);
+std::vector<LayerOp> embedding_ops(const TransformerConfig& model, const ParallelPlan& plan);
+std::vector<LayerOp> lm_head_ops(const TransformerConfig& model, const ParallelPlan& plan);
+
+// Activation bytes of the first stage's embedding (dropout mask) and of the last stage's output
+// layer (final-norm and LM-head inputs, fp32 logits of the cross entropy), Korthikanti et al.
+// 2022, section 4.3.
+double embedding_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+double lm_head_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+
+// Of a layer's stored activations, the GEMM inputs: what the weight-gradient pass (W) still
+// reads after the input-gradient pass (B), one microbatch on one GPU.
+double layer_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+double lm_head_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+
+}  // namespace hetsim
