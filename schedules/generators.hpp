@@ -1,6 +1,9 @@
 #pragma once
 // Timetable generators. Each returns a timetable that passes validate(), or throws PlanError
 // naming the constraint it breaks and a value that would satisfy it.
+#include <string>
+#include <vector>
+
 #include "schedules/timetable.hpp"
 
 namespace hetsim {
@@ -11,5 +14,21 @@ Timetable make_gpipe(int ranks, int microbatches);
 // 1F1B / PipeDream-Flush (Narayanan et al. 2021), in Megatron-LM's non-interleaved order:
 // min(p - rank - 1, m) warm-up forwards, then one-forward-one-backward, then cool-down backwards.
 Timetable make_1f1b(int ranks, int microbatches);
+
+// Interleaved 1F1B (Narayanan et al. 2021) in Megatron-LM's order, v >= 2 chunks per rank placed
+// looped (stage = chunk * p + rank). group_size is Megatron's microbatch_group_size_per_vp_stage
+// (0 means p); it must lie in [p, m] and m mod g must be 0 or >= p, as Megatron-LM requires.
+Timetable make_interleaved(int ranks, int microbatches, int chunks_per_rank, int group_size = 0);
+
+// Looped breadth-first (Lamy-Poirier 2023): GPipe's order over the looped placement, chunk by
+// chunk. With one chunk it is GPipe.
+Timetable make_looped_bfs(int ranks, int microbatches, int chunks_per_rank);
+
+// Names make_timetable accepts, in the order they are listed in messages.
+const std::vector<std::string>& timetable_kinds();
+
+// The generator for `kind` (one of timetable_kinds()); `chunks` is v, which must be 1 for the
+// kinds without chunks. Unknown names throw PlanError listing the known ones.
+Timetable make_timetable(const std::string& kind, int ranks, int microbatches, int chunks);
 
 }  // namespace hetsim

@@ -1,0 +1,33 @@
+// make_timetable: generators by name.
+#include <doctest/doctest.h>
+
+#include "base/error.hpp"
+#include "schedule_test_support.hpp"
+#include "schedules/generators.hpp"
+#include "schedules/validator.hpp"
+
+using hetsim::testing::error_text;
+
+TEST_CASE("every known kind builds a valid timetable of that kind") {
+  for (const auto& kind : hetsim::timetable_kinds()) {
+    CAPTURE(kind);
+    const int chunks = (kind == "gpipe" || kind == "1f1b") ? 1 : 2;
+    const auto t = hetsim::make_timetable(kind, 4, 8, chunks);
+    CHECK(t.kind == kind);
+    CHECK(t.chunks_per_rank == chunks);
+    CHECK_NOTHROW(hetsim::validate(t));
+  }
+  CHECK(hetsim::make_timetable("1f1b", 3, 5, 1).ops == hetsim::make_1f1b(3, 5).ops);
+}
+
+TEST_CASE("unknown names and wrong chunk counts are plan errors") {
+  CHECK(error_text<hetsim::PlanError>([] { hetsim::make_timetable("1f1f", 4, 8, 1); }) ==
+        "unknown schedule '1f1f' (did you mean '1f1b'?); known schedules: " +
+            [] {
+              std::string known;
+              for (const auto& k : hetsim::timetable_kinds()) known += (known.empty() ? "" : ", ") + k;
+              return known;
+            }());
+  CHECK(error_text<hetsim::PlanError>([] { hetsim::make_timetable("gpipe", 4, 8, 2); }) ==
+        "gpipe: chunks per rank v must be 1 (got 2); for a looped GPipe use bfs");
+}
