@@ -1,0 +1,83 @@
+// Loading of the shipped HuggingFace configs and rejection of bad ones.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "base/error.hpp"
+#include "models/transformer_config.hpp"
+
+namespace {
+std::string config_path(const std::string& name) {
+  return std::string(HETSIM_SOURCE_DIR) + "/models/configs/" + name + ".json";
+}
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/hetsim_models_test_" + name + ".json";
+  std::ofstream(path) << text;
+  return path;
+}
+std::string message_of(const std::string& path) {
+  try {
+    hetsim::load_transformer_config(path);
+  } catch (const hetsim::InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("every shipped config loads with its published parameter count (within 2%)") {
+  // Published sizes: Llama 2 paper (6.7B, 69B), Llama 3 model cards (8.0B, 70.6B, 405B),
+  // Llama 3.2 1B model card (1.23B), GPT-3 paper (175B).
+  const std::pair<const char*, double> published[] = {
+      {"llama-2-7b", 6.7e9},   {"llama-2-70b", 69e9},  {"llama-3-8b", 8.0e9},
+      {"llama-3-70b", 70.6e9}, {"llama-3-405b", 405e9}, {"llama-3.2-1b", 1.23e9},
+      {"gpt3-175b", 175e9}};
+  for (const auto& [name, params] : published) {
+    const auto c = hetsim::load_transformer_config(config_path(name));
+    MESSAGE(std::string(name) << ": " << c.total_params() / 1e9 << "B parameters, published " << params / 1e9 << "B");
+    CHECK(std::abs(c.total_params() - params) / params < 0.02);
+  }
+}
+
+TEST_CASE("field families: Llama GQA + SwiGLU, GPT-2 names with dropout") {
+  const auto llama = hetsim::load_transformer_config(config_path("llama-3-70b"));
+  CHECK(llama.num_kv_heads == 8);
+  CHECK(llama.mlp == hetsim::MlpKind::kSwiGlu);
+  CHECK(llama.norm == hetsim::NormKind::kRmsNorm);
+  CHECK_FALSE(llama.has_dropout);
+  CHECK_FALSE(llama.tied_embeddings);
+  const auto gpt3 = hetsim::load_transformer_config(config_path("gpt3-175b"));
+  CHECK(gpt3.hidden_size == 12288);
+  CHECK(gpt3.ffn_hidden_size == 4 * 12288);  // n_inner null means 4h
+  CHECK(gpt3.num_kv_heads == 96);
+  CHECK(gpt3.has_dropout);
+  CHECK(gpt3.tied_embeddings);
+  CHECK(gpt3.mlp == hetsim::MlpKind::kGelu);
+  const auto neox = hetsim::load_transformer_config(write_temp(
+      "neox", R"({"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+      "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 100, "hidden_act": "gelu",
+      "attention_dropout": 0.1, "hidden_dropout": 0.1})"));
+  CHECK(neox.norm == hetsim::NormKind::kLayerNorm);
+  CHECK(neox.has_dropout);
+  CHECK_FALSE(neox.tied_embeddings);
+}
+
+TEST_CASE("missing and ill-typed fields name the file and JSON path") {
+  const auto missing = write_temp("missing", R"({"hidden_size": 64, "num_attention_heads": 4})");
+  CHECK(message_of(missing) == missing + ": /num_hidden_layers: got nothing (missing); expected a value "
+                                         "for required member \"num_hidden_layers\"");
+  const auto typed = write_temp("typed", R"({"n_embd": "768", "n_head": 12})");
+  CHECK(message_of(typed) == typed + ": /n_embd: got \"768\"; expected an integer");
+  const auto zero = write_temp("zero", R"({"n_embd": 768, "n_head": 0})");
+  CHECK(message_of(zero) == zero + ": /n_head: got 0; expected an integer > 0");
+  const auto neither = write_temp("neither", R"({"d_model": 512})");
+  CHECK(message_of(neither) == neither + ": /hidden_size: got nothing (missing); expected \"hidden_size\" "
+                                         "(Llama/Mistral/Qwen2/GPT-NeoX) or \"n_embd\" (GPT-2)");
+  const auto heads = write_temp("heads", R"({"n_embd": 100, "n_head": 3, "n_layer": 2, "vocab_size": 10,
+      "n_positions": 8})");
+  CHECK(message_of(heads) == heads + ": /n_head: got 3; expected a divisor of the hidden size 100");
+  const auto act = write_temp("act", R"({"hidden_size": 64, "num_attention_heads": 4,
+      "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 100, "hidden_act": "relu"})");
+  CHECK(message_of(act) == act + ": /hidden_act: got \"relu\"; expected \"silu\", \"swiglu\" or a \"gelu\" variant");
+}
