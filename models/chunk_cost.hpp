@@ -39,7 +39,7 @@ struct ChunkCost {
   double recompute_flops = 0;
   // Bytes on one GPU.
   double activation_bytes = 0;        // allocated at F, freed at B (unsplit) or W (split)
-  double weight_grad_bytes = 0;       // of activation_bytes, the part W still needs after B
+  double weight_grad_bytes = 0;       // GEMM inputs W still reads after B (freed at W); see models/README.md
   double output_bytes = 0;            // the activation tensor sent to the next stage (whole)
   double params = 0;                  // parameters held by one GPU for this chunk
   double optimizer_step_s = 0;        // Adam step over those parameters

@@ -195,10 +195,9 @@ double embedding_activation_bytes(const TransformerConfig& model, const Parallel
 }
 
 double lm_head_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
-  // Korthikanti section 4.3: final-norm input and LM-head input (2sbh each; the norm input is
-  // sharded with SP, the LM-head input is the gathered tensor) and the fp32 logits of the cross
-  // entropy, 4sbv/t. With SP this is 4sbh/t * (1 + v/h) when the gathered LM-head input is
-  // also kept sharded, as Megatron does.
+  // Korthikanti section 4.3: final-norm input and LM-head input (2sbh each, /t with SP, where
+  // Megatron keeps the LM-head input sharded and gathers it again in backward) and the fp32
+  // logits of the cross entropy, 4sbv/t.
   const Shape x = shape_of(model, plan);
   const double norm_input = x.e * x.seq_tokens * x.h;
   const double head_input = x.e * x.seq_tokens * x.h;
