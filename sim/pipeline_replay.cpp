@@ -78,6 +78,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
   }
 
   ReplayStats run() {
+    if (in_.observer)
+      for (std::size_t w = 0; w < workers_.size(); ++w)
+        in_.observer->on_memory(static_cast<int>(w), 0, static_bytes(static_cast<int>(w)), 0);
     for (std::size_t w = 0; w < workers_.size(); ++w) try_start(static_cast<int>(w));
     engine_.run();
     check_finished();
@@ -102,6 +105,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
   }
 
  private:
+  double static_bytes(int worker) const {
+    return in_.static_bytes.empty() ? 0.0 : in_.static_bytes[worker];
+  }
   int rank_of(int worker) const { return worker % ranks_; }
   int replica_of(int worker) const { return worker / ranks_; }
   int worker_of(int replica, int rank) const { return replica * ranks_ + rank; }
@@ -166,7 +172,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
     state.activation_bytes += delta;
     stats_.peak_activation_bytes[worker] =
         std::max(stats_.peak_activation_bytes[worker], state.activation_bytes);
-    if (in_.observer) in_.observer->on_activation_memory(worker, engine_.now(), state.activation_bytes);
+    if (in_.observer)
+      in_.observer->on_memory(worker, engine_.now(), static_bytes(worker), state.activation_bytes);
   }
 
   void finish_op(int worker) {

@@ -38,6 +38,9 @@ struct ReplayInputs {
   // reduce together) and bytes each GPU sends in it.
   std::vector<double> gradient_reduce_s;
   std::vector<double> gradient_reduce_bytes;
+  // Static bytes (weights, gradients, optimizer state) on one GPU of each worker; reported to
+  // the observer with the activations, not simulated.
+  std::vector<double> static_bytes;
   // Network mode: routes and a network to carry flows. Abstract mode (routes == nullptr): every
   // transfer takes abstract_transfer_s.
   TransferRoutes* routes = nullptr;

@@ -50,8 +50,10 @@ class ReplayObserver {
   virtual void on_compute(const ComputeRecord&) {}
   virtual void on_transfer(const TransferRecord&) {}
   virtual void on_phase(const PhaseRecord&) {}
-  // Activation bytes held by one GPU of `worker` changed to `bytes` (static memory excluded).
-  virtual void on_activation_memory(int /*worker*/, double /*time_s*/, double /*bytes*/) {}
+  // Memory held by one GPU of `worker` changed: static (weights, gradients, optimizer state)
+  // and activations. Called once per worker at time 0, then at every change.
+  virtual void on_memory(int /*worker*/, double /*time_s*/, double /*static_bytes*/,
+                         double /*activation_bytes*/) {}
 };
 
 }  // namespace hetsim

@@ -211,6 +211,9 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   }
   result.gradient_reduce_s_per_rank = inputs.gradient_reduce_s;
 
+  for (int w = 0; w < placement.workers(); ++w)
+    inputs.static_bytes.push_back(static_memory(params_on_gpu[w], plan).total());
+
   PlacementRoutes routes(cluster, placement);
   inputs.routes = &routes;
   for (const Link& link : cluster.links())
@@ -239,11 +242,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   for (int w = 0; w < placement.workers(); ++w) {
     const int rank = placement.rank_of(w);
     double optimizer_s = 0;
-    double static_bytes = 0;
-    for (const ChunkCost& cost : inputs.costs[w]) {
-      optimizer_s += cost.optimizer_step_s;
-    }
-    static_bytes = static_memory(params_on_gpu[w], plan).total();
+    for (const ChunkCost& cost : inputs.costs[w]) optimizer_s += cost.optimizer_step_s;
+    const double static_bytes = inputs.static_bytes[w];
     for (GpuId g : placement.worker_gpus(w)) {
       const GpuSpec& spec = catalog.at(cluster.gpu(g).gpu_type);
       GpuMemory m{g, spec.key, static_bytes, stats.peak_activation_bytes[w], spec.hbm_bytes};

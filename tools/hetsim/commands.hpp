@@ -1,0 +1,12 @@
+#pragma once
+// The subcommands of the `hetsim` command line. Each registers its options on the app and runs
+// from a callback; failures are thrown as hetsim::Error and turned into one line by main().
+#include <CLI/CLI.hpp>
+
+namespace hetsim::cli {
+
+void add_run_command(CLI::App& app);
+void add_schedule_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+
+}  // namespace hetsim::cli

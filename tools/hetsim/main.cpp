@@ -1,0 +1,35 @@
+// hetsim: what-if simulation of large-model training on heterogeneous GPU clusters.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "base/error.hpp"
+#include "tools/calibrate/calibrate_command.hpp"
+#include "tools/hetsim/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "hetsim: replay a training iteration of a large model on a GPU cluster and report time, "
+      "bubbles, memory, dollars and energy.\n\nExample:\n  hetsim run                       # the "
+      "shipped default what-if\n  hetsim schedule --kind 1f1b --pp 4 --mb 8 --text"};
+  app.require_subcommand(1);
+  hetsim::cli::add_run_command(app);
+  hetsim::cli::add_schedule_command(app);
+  hetsim::cli::add_validate_command(app);
+  hetsim::add_calibrate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const hetsim::Error& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "hetsim: error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "hetsim: internal error: {}\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,125 @@
+// `hetsim run`: one training iteration of a model on a cluster, reported and traced.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "base/error.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/transformer_config.hpp"
+#include "schedules/timetable_json.hpp"
+#include "sim/training_run.hpp"
+#include "tools/hetsim/commands.hpp"
+#include "tools/hetsim/shipped_paths.hpp"
+#include "topologies/cluster_loader.hpp"
+#include "traces/replay_trace.hpp"
+#include "traces/run_report.hpp"
+
+namespace hetsim::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string cluster;
+  std::string model;
+  std::string timetable;
+  std::string trace;
+  std::string recompute = "none";
+  int layers_per_virtual_stage = 0;
+  bool json = false;
+  RunOptions options;
+};
+
+Recompute parse_recompute(const std::string& text) {
+  if (text == "none") return Recompute::kNone;
+  if (text == "selective") return Recompute::kSelective;
+  if (text == "full") return Recompute::kFull;
+  throw Error("--recompute-granularity: got \"" + text + "\"; expected none, selective or full");
+}
+
+void run(RunArgs& args) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
+  const Cluster cluster = load_cluster(args.cluster, catalog.keys());
+  const TransformerConfig model = load_transformer_config(args.model);
+  RunOptions& options = args.options;
+  options.plan.recompute = parse_recompute(args.recompute);
+  if (args.layers_per_virtual_stage > 0) {
+    // Megatron-LM sizes interleaving by layers per virtual stage: vpp = layers / (pp * that).
+    const int per_rank = model.num_layers / options.plan.pp;
+    if (model.num_layers % options.plan.pp != 0 || per_rank % args.layers_per_virtual_stage != 0)
+      throw PlanError(fmt::format(
+          "--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers per pipeline rank",
+          args.layers_per_virtual_stage, per_rank));
+    options.plan.vpp = per_rank / args.layers_per_virtual_stage;
+  }
+  if (!args.timetable.empty()) options.timetable = load_timetable(args.timetable);
+
+  // The trace needs the placement before the replay starts; the plan check runs twice, cheaply.
+  ParallelPlan placed = options.plan;
+  const Placement placement = place_plan(cluster, model, placed);
+  std::unique_ptr<ReplayTrace> trace;
+  if (!args.trace.empty())
+    trace = std::make_unique<ReplayTrace>(args.trace, cluster, placement, placed.vpp);
+  const RunResult result = simulate_training(cluster, catalog, model, options, trace.get());
+  if (trace) trace->commit();
+
+  RunContext context{args.cluster, args.model, model.name, cluster.gpu_count(), 0, args.trace};
+  context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (args.json)
+    fmt::print("{}\n", run_report_json(result, context).dump(2));
+  else
+    fmt::print("{}", run_report_table(result, context));
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  args->cluster = shipped(kDefaultCluster);
+  args->model = shipped(kDefaultModel);
+  // The shipped default: Llama-3-8B with tensor, pipeline and data parallelism on 4 DGX H100.
+  ParallelPlan& plan = args->options.plan;
+  plan.tp = 4;
+  plan.pp = 2;
+  plan.micro_batch_size = 1;
+  plan.global_batch_size = 64;
+  plan.seq_length = 8192;
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Replay one training iteration and report iteration time, tokens/s, MFU, bubbles, peak memory "
+      "per GPU, cost and energy. With no options: Llama-3-8B on 4 DGX H100 nodes, tp 4 x pp 2 x dp 4.\n"
+      "Example: hetsim run --cluster topologies/clusters/dgx-h100-4node.json --model "
+      "models/configs/llama-3-70b.json --tp 8 --pp 4 --mbs 1 --gbs 32 --seq-length 4096 "
+      "--recompute-granularity selective --trace run.json");
+  cmd->add_option("--cluster", args->cluster, "cluster JSON (topologies/README.md)")->capture_default_str();
+  cmd->add_option("--model", args->model, "HuggingFace config.json of the model")->capture_default_str();
+  cmd->add_option("--tp,--tensor-model-parallel-size", plan.tp, "tensor-parallel size")->capture_default_str();
+  cmd->add_option("--pp,--pipeline-model-parallel-size", plan.pp, "pipeline-parallel size")->capture_default_str();
+  cmd->add_option("--vpp,--num-virtual-stages-per-pipeline-rank", plan.vpp,
+                  "model chunks per pipeline rank (interleaving)")->capture_default_str();
+  cmd->add_option("--num-layers-per-virtual-pipeline-stage", args->layers_per_virtual_stage,
+                  "Megatron-LM's way to set vpp: layers per model chunk");
+  cmd->add_option("--mbs,--micro-batch-size", plan.micro_batch_size, "micro-batch size")->capture_default_str();
+  cmd->add_option("--gbs,--global-batch-size", plan.global_batch_size, "global batch size")->capture_default_str();
+  cmd->add_option("--seq-length", plan.seq_length, "sequence length (tokens)")->capture_default_str();
+  cmd->add_option("--recompute-granularity", args->recompute, "activation recomputation: none, selective or full")
+      ->capture_default_str();
+  cmd->add_flag("--sequence-parallel", plan.sequence_parallel, "Megatron sequence parallelism");
+  cmd->add_flag("--use-flash-attn", plan.flash_attention, "FlashAttention: no s^2 attention tensors kept");
+  cmd->add_flag("--use-distributed-optimizer", plan.distributed_optimizer,
+                "shard optimizer state over data-parallel ranks (ZeRO-1)");
+  cmd->add_option("--decoder-first-pipeline-num-layers", args->options.first_stage_layers,
+                  "layers on the first pipeline stage (uneven split)");
+  cmd->add_option("--decoder-last-pipeline-num-layers", args->options.last_stage_layers,
+                  "layers on the last pipeline stage (uneven split)");
+  cmd->add_option("--schedule", args->options.schedule, "pipeline schedule kind (gpipe, 1f1b, ...)")
+      ->capture_default_str();
+  cmd->add_option("--timetable", args->timetable, "replay this timetable JSON instead of a generated one");
+  cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace to this file");
+  cmd->add_flag("--json", args->json, "print the report as JSON");
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,107 @@
+#include "traces/replay_trace.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <set>
+
+#include "base/units.hpp"
+
+namespace hetsim {
+
+namespace {
+const char* kind_name(TransferKind kind) {
+  return kind == TransferKind::kActivation ? "activations" : "gradients";
+}
+// Thread ids of peer streams start above every GPU's compute and reduction streams.
+constexpr int kFirstPeerTid = 1000;
+}  // namespace
+
+ReplayTrace::ReplayTrace(const std::string& path, const Cluster& cluster, const Placement& placement,
+                         int chunks_per_rank)
+    : cluster_(cluster),
+      placement_(placement),
+      chunks_per_rank_(chunks_per_rank),
+      writer_(path) {
+  std::set<int> named_nodes;
+  for (int w = 0; w < placement_.workers(); ++w) {
+    for (GpuId g : placement_.worker_gpus(w)) {
+      const GpuPlace& place = cluster_.gpu(g);
+      if (named_nodes.insert(place.node).second)
+        writer_.name_process(pid(g),
+                             fmt::format("node {} ({})", place.node, cluster_.sites()[place.site].name),
+                             place.node);
+      const int replica = placement_.replica_of(w);
+      const int rank = placement_.rank_of(w);
+      writer_.name_thread(pid(g), compute_tid(g),
+                          fmt::format("gpu {} compute (pp rank {}, dp {})", g, rank, replica),
+                          compute_tid(g));
+      writer_.name_thread(pid(g), reduce_tid(g), fmt::format("gpu {} dp gradient reduce", g),
+                          reduce_tid(g));
+    }
+  }
+}
+
+int ReplayTrace::peer_tid(GpuId self, GpuId peer, bool sending, TransferKind kind) {
+  auto [it, inserted] = peer_tids_.try_emplace({self, peer, sending, kind}, 0);
+  if (inserted) {
+    const int p = pid(self);
+    auto [next, unused] = next_peer_tid_.try_emplace(p, kFirstPeerTid);
+    it->second = next->second++;
+    writer_.name_thread(p, it->second,
+                        fmt::format("gpu {} {} {} {} gpu {}", self, sending ? "send" : "recv",
+                                    kind_name(kind), sending ? "->" : "<-", peer),
+                        it->second);
+  }
+  return it->second;
+}
+
+void ReplayTrace::on_compute(const ComputeRecord& r) {
+  const std::string name =
+      chunks_per_rank_ > 1
+          ? fmt::format("{}{}.{}", to_char(r.op.kind), r.op.microbatch, r.op.chunk)
+          : fmt::format("{}{}", to_char(r.op.kind), r.op.microbatch);
+  const std::array<TraceArg, 5> args{{{"microbatch", static_cast<long long>(r.op.microbatch)},
+                                      {"chunk", static_cast<long long>(r.op.chunk)},
+                                      {"stage", static_cast<long long>(r.stage)},
+                                      {"pp_rank", static_cast<long long>(r.rank)},
+                                      {"flops", r.flops}}};
+  for (GpuId g : placement_.worker_gpus(r.worker))
+    writer_.slice(pid(g), compute_tid(g), name, "compute", r.start_s, r.end_s - r.start_s, args);
+}
+
+void ReplayTrace::on_transfer(const TransferRecord& r) {
+  const auto from = placement_.worker_gpus(r.src_worker);
+  const auto to = placement_.worker_gpus(r.dst_worker);
+  const std::string name = fmt::format("{} mb{}", kind_name(r.kind), r.microbatch);
+  const std::array<TraceArg, 3> args{{{"microbatch", static_cast<long long>(r.microbatch)},
+                                      {"dst_stage", static_cast<long long>(r.dst_stage)},
+                                      {"bytes", r.bytes_per_gpu}}};
+  for (std::size_t t = 0; t < from.size(); ++t) {
+    // One arrow per tensor-parallel GPU pair: ids are unique across the whole trace.
+    const unsigned long long flow_id = (r.id - 1) * from.size() + t + 1;
+    writer_.slice(pid(from[t]), peer_tid(from[t], to[t], true, r.kind), name, "send", r.start_s,
+                  r.end_s - r.start_s, args, flow_id, 0);
+    writer_.slice(pid(to[t]), peer_tid(to[t], from[t], false, r.kind), name, "recv", r.start_s,
+                  r.end_s - r.start_s, args, 0, flow_id);
+  }
+}
+
+void ReplayTrace::on_phase(const PhaseRecord& r) {
+  const bool reduce = r.kind == PhaseKind::kGradientReduce;
+  const std::array<TraceArg, 1> args{{{"bytes", r.bytes_per_gpu}}};
+  for (GpuId g : placement_.worker_gpus(r.worker))
+    writer_.slice(pid(g), reduce ? reduce_tid(g) : compute_tid(g),
+                  reduce ? "gradient all-reduce" : "optimizer step", reduce ? "collective" : "compute",
+                  r.start_s, r.end_s - r.start_s, std::span<const TraceArg>(args).first(reduce ? 1 : 0));
+}
+
+void ReplayTrace::on_memory(int worker, double time_s, double static_bytes, double activation_bytes) {
+  for (GpuId g : placement_.worker_gpus(worker)) {
+    const std::string name = fmt::format("gpu {} memory GiB", g);
+    writer_.counter(pid(g), name, time_s, "static", static_bytes / units::kGiB);
+    writer_.counter(pid(g), name, time_s, "activations", activation_bytes / units::kGiB);
+  }
+}
+
+}  // namespace hetsim

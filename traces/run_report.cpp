@@ -1,0 +1,100 @@
+#include "traces/run_report.hpp"
+
+#include <fmt/format.h>
+
+#include "base/units.hpp"
+
+namespace hetsim {
+
+namespace {
+double gib(double bytes) { return bytes / units::kGiB; }
+
+nlohmann::json memory_json(const GpuMemory& m) {
+  return {{"gpu", m.gpu},
+          {"gpu_type", m.gpu_type},
+          {"static_gib", gib(m.static_bytes)},
+          {"activations_gib", gib(m.activation_bytes)},
+          {"need_gib", gib(m.peak_bytes())},
+          {"capacity_gib", gib(m.capacity_bytes)}};
+}
+}  // namespace
+
+nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
+  nlohmann::json per_gpu = nlohmann::json::array();
+  for (const GpuMemory& m : r.memory) per_gpu.push_back(memory_json(m));
+  nlohmann::json oom = nlohmann::json::array();
+  for (const GpuMemory& m : r.oom) oom.push_back(memory_json(m));
+  const ParallelPlan& p = r.plan;
+  return {
+      {"cluster", c.cluster_file},
+      {"model", c.model_file},
+      {"gpus", c.gpus},
+      {"plan",
+       {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"vpp", p.vpp}, {"mbs", p.micro_batch_size},
+        {"gbs", p.global_batch_size}, {"seq_length", p.seq_length},
+        {"microbatches", p.microbatches()}, {"recompute", to_string(p.recompute)},
+        {"sequence_parallel", p.sequence_parallel}, {"schedule", r.schedule},
+        {"layers_per_stage", r.layers_per_stage}}},
+      {"iteration_time_s", r.iteration_time_s},
+      {"pipeline_time_s", r.pipeline_time_s},
+      {"gradient_reduce_s_per_rank", r.gradient_reduce_s_per_rank},
+      {"tokens_per_s", r.tokens_per_s},
+      {"model_flops_per_iteration", r.model_flops},
+      {"mfu", r.mfu},
+      {"bubble_fraction", r.bubble_fraction},
+      {"bubble_fraction_per_rank", r.bubble_fraction_per_rank},
+      {"peak_memory_gib", {{"max", gib(r.peak_memory_bytes)}, {"per_gpu", per_gpu}}},
+      {"oom", oom},
+      {"cost_usd",
+       {{"per_iteration", r.cost_usd},
+        {"gpu_per_iteration", r.gpu_usd},
+        {"egress_per_iteration", r.egress_usd},
+        {"per_million_tokens", r.cost_usd_per_million_tokens}}},
+      {"energy_kwh", r.energy_kwh},
+      {"link_bytes_per_iteration",
+       {{"intra_node", r.bytes_intra_node}, {"nic", r.bytes_nic}, {"wan", r.bytes_wan}}},
+      {"events", r.events},
+      {"transfers", r.transfers},
+      {"wall_s", c.wall_s},
+  };
+}
+
+std::string run_report_table(const RunResult& r, const RunContext& c) {
+  const ParallelPlan& p = r.plan;
+  std::string out;
+  auto line = [&out](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<28} {}\n", label, value);
+  };
+  out += fmt::format("hetsim run: {} on {} ({} GPUs)\n", c.model_name, c.cluster_file, c.gpus);
+  line("plan", fmt::format("tp {} x pp {} x dp {}, vpp {}, mbs {}, gbs {}, seq {}, {} microbatches",
+                           p.tp, p.pp, p.dp, p.vpp, p.micro_batch_size, p.global_batch_size,
+                           p.seq_length, p.microbatches()));
+  line("schedule / recompute", fmt::format("{} / {}", r.schedule, to_string(p.recompute)));
+  line("iteration time", fmt::format("{:.4f} s (pipeline {:.4f} s)", r.iteration_time_s, r.pipeline_time_s));
+  line("throughput", fmt::format("{:.0f} tokens/s", r.tokens_per_s));
+  line("MFU", fmt::format("{:.1f} %", 100 * r.mfu));
+  line("bubble fraction", fmt::format("{:.1f} % (idle share of the pipeline time)", 100 * r.bubble_fraction));
+  std::string per_rank;
+  for (double b : r.bubble_fraction_per_rank) per_rank += fmt::format("{:.1f} ", 100 * b);
+  line("  per pp rank (%)", per_rank);
+  line("peak memory", fmt::format("{:.1f} GiB (max over GPUs)", gib(r.peak_memory_bytes)));
+  if (r.oom.empty()) {
+    line("out of memory", "none");
+  } else {
+    for (const GpuMemory& m : r.oom)
+      line("OUT OF MEMORY", fmt::format("gpu {} ({}) needs {:.1f} GiB of {:.1f} GiB", m.gpu,
+                                        m.gpu_type, gib(m.peak_bytes()), gib(m.capacity_bytes)));
+  }
+  line("cost", fmt::format("${:.4f} per iteration (GPUs ${:.4f}, WAN egress ${:.4f}), ${:.3f} per "
+                           "million tokens",
+                           r.cost_usd, r.gpu_usd, r.egress_usd, r.cost_usd_per_million_tokens));
+  line("energy", fmt::format("{:.4f} kWh per iteration", r.energy_kwh));
+  line("bytes on links", fmt::format("intra-node {:.3g} GB, NIC {:.3g} GB, WAN {:.3g} GB",
+                                     r.bytes_intra_node / units::kGB, r.bytes_nic / units::kGB,
+                                     r.bytes_wan / units::kGB));
+  line("events", fmt::format("{} ({:.3f} s wall)", r.events, c.wall_s));
+  if (!c.trace_file.empty()) line("trace", c.trace_file + " (open in ui.perfetto.dev)");
+  return out;
+}
+
+}  // namespace hetsim
