@@ -19,7 +19,7 @@ void require_chunks(const std::string& kind, int chunks, int expected, const std
 }  // namespace
 
 const std::vector<std::string>& timetable_kinds() {
-  static const std::vector<std::string> kinds = {"gpipe", "1f1b", "interleaved", "bfs"};
+  static const std::vector<std::string> kinds = {"gpipe", "1f1b", "interleaved", "bfs", "zb-h1"};
   return kinds;
 }
 
@@ -31,6 +31,10 @@ Timetable make_timetable(const std::string& kind, int ranks, int microbatches, i
   if (kind == "1f1b") {
     require_chunks(kind, chunks, 1, "; for chunks use interleaved");
     return make_1f1b(ranks, microbatches);
+  }
+  if (kind == "zb-h1") {
+    require_chunks(kind, chunks, 1, "");
+    return make_zb_h1(ranks, microbatches);
   }
   if (kind == "interleaved") return make_interleaved(ranks, microbatches, chunks);
   if (kind == "bfs") return make_looped_bfs(ranks, microbatches, chunks);

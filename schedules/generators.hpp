@@ -24,6 +24,10 @@ Timetable make_interleaved(int ranks, int microbatches, int chunks_per_rank, int
 // chunk. With one chunk it is GPipe.
 Timetable make_looped_bfs(int ranks, int microbatches, int chunks_per_rank);
 
+// ZB-H1 (Qi et al., ICLR 2024): 1F1B's memory with the weight-gradient ops deferred into the
+// bubbles; split_backward is true.
+Timetable make_zb_h1(int ranks, int microbatches);
+
 // Names make_timetable accepts, in the order they are listed in messages.
 const std::vector<std::string>& timetable_kinds();
 
