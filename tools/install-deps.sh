@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what hetsim builds with, from Debian's packages (as root, or through sudo).
+set -euo pipefail
+packages=(build-essential cmake libboost-graph-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+          libcli11-dev doctest-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
