@@ -1,5 +1,6 @@
 #include "models/calibration/evaluation.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hetsim::calibration {
@@ -70,6 +71,10 @@ std::map<std::string, ErrorStats> summarize_errors(
       }
     }
     s.median_abs_error = median(values);
+    std::sort(values.begin(), values.end());
+    s.p95_abs_error = values[static_cast<std::size_t>(std::ceil(0.95 * values.size())) - 1];
+    s.over_15_percent = static_cast<std::size_t>(
+        values.end() - std::upper_bound(values.begin(), values.end(), 0.15));
     out[label] = s;
   }
   return out;

@@ -30,7 +30,9 @@ double element_bytes(const std::string& dtype);
 struct ErrorStats {
   std::size_t count = 0;
   double median_abs_error = 0;  // |predicted - measured| / measured
+  double p95_abs_error = 0;     // 95th percentile (nearest rank)
   double max_abs_error = 0;
+  std::size_t over_15_percent = 0;
   std::string worst_source;     // file:line of the worst prediction
 };
 // Errors by measurement label ("" key: all of them together). Measurements with no prediction
