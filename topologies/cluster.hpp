@@ -49,6 +49,13 @@ class Cluster {
   const GpuPlace& gpu(GpuId id) const;
   const std::vector<Site>& sites() const;
   const std::vector<Link>& links() const;
+  const std::string& description() const;
+
+  // Nodes by global index (file order). A node's GPUs are consecutive ids starting at
+  // first_gpu_of_node(node); its name is "site/group<k>", e.g. "dc-a/dgx3".
+  const std::string& node_name(int node) const;
+  GpuId first_gpu_of_node(int node) const;
+  int gpus_in_node(int node) const;
 
   // Ordered links from GPU `from` to GPU `to` (empty when from == to). Computed once per pair of
   // endpoints' attachment points and cached; O(hops) after the first call.
@@ -58,6 +65,13 @@ class Cluster {
   // direction: what tensor-parallel collectives inside a stage are costed on.
   double intra_node_bandwidth_bytes_per_s(GpuId gpu) const;
   double intra_node_latency_s(GpuId gpu) const;
+
+  // Figures of route(from, to), for alpha-beta costing: the sum of its links' latencies (s), the
+  // smallest bandwidth along it (bytes/s; +infinity when from == to) and the sum of the egress
+  // prices of its links (USD per byte).
+  double route_latency_s(GpuId from, GpuId to) const;
+  double route_bottleneck_bandwidth_bytes_per_s(GpuId from, GpuId to) const;
+  double route_egress_usd_per_byte(GpuId from, GpuId to) const;
 
   struct Impl;
   Impl& impl() { return *impl_; }

@@ -1,0 +1,153 @@
+// Routes between GPUs: their shape (which links, in which order), their latency by the formula
+// documented in topologies/README.md, caching, and the path being a real path of the fabric graph.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "tests/topologies/cluster_test_support.hpp"
+#include "topologies/cluster_impl.hpp"
+#include "topologies/cluster_loader.hpp"
+
+using hetsim::Cluster;
+using hetsim::LinkClass;
+using hetsim::LinkId;
+using hetsim::load_cluster;
+using hetsim::test::kGpuTypes;
+using hetsim::test::shipped_cluster;
+using hetsim::test::write_scratch_file;
+
+namespace {
+
+std::vector<std::string> link_names(const Cluster& cluster, const std::vector<LinkId>& route) {
+  std::vector<std::string> names;
+  for (const LinkId id : route) names.push_back(cluster.links()[id].name);
+  return names;
+}
+
+bool close(double expected, double actual) {
+  return std::fabs(expected - actual) <= 1e-9 * std::fabs(expected);
+}
+
+// One site with two node groups whose NICs differ, so each latency term can be told apart:
+// intra_node 3 us, fabric 1 us, NICs 2 us ("fast") and 6 us ("slow").
+const char* kTwoGroupSite = R"({
+  "name": "mixed", "sites": [ { "name": "dc", "fabric": { "latency_us": 1.0 },
+    "node_groups": [
+      { "name": "fast", "count": 2, "gpu": "h100-sxm", "gpus_per_node": 4,
+        "intra_node": { "bandwidth_GBps": 450, "latency_us": 3.0 },
+        "nic": { "bandwidth_Gbps": 400, "latency_us": 2.0 } },
+      { "name": "slow", "count": 1, "gpu": "a100-80gb", "gpus_per_node": 2,
+        "intra_node": { "bandwidth_GBps": 300, "latency_us": 3.0 },
+        "nic": { "bandwidth_Gbps": 200, "latency_us": 6.0 } } ] } ] })";
+
+}  // namespace
+
+TEST_CASE("same node: up to the node switch and down, latency = intra_node.latency_us") {
+  const Cluster cluster = load_cluster(shipped_cluster("two-site-wan.json"), kGpuTypes);
+  const auto& route = cluster.route(1, 6);
+  CHECK(link_names(cluster, route) ==
+        std::vector<std::string>{"dc-a/dgx0/gpu1->switch", "dc-a/dgx0/switch->gpu6"});
+  for (const LinkId id : route) CHECK(cluster.links()[id].link_class == LinkClass::kIntraNode);
+  // The DGX H100 file sets intra_node.latency_us = 8 and 450 GB/s per direction.
+  CHECK(close(8e-6, cluster.route_latency_s(1, 6)));
+  CHECK(cluster.route_bottleneck_bandwidth_bytes_per_s(1, 6) == 450e9);
+  CHECK(cluster.route(5, 5).empty());
+}
+
+TEST_CASE("other node, same site: NIC up to the site fabric and NIC down") {
+  const Cluster cluster = load_cluster(shipped_cluster("two-site-wan.json"), kGpuTypes);
+  CHECK(link_names(cluster, cluster.route(2, 13)) ==
+        std::vector<std::string>{"dc-a/dgx0/gpu2->dc-a/fabric", "dc-a/fabric->dc-a/dgx1/gpu5"});
+  // nic.latency_us + fabric.latency_us = 24 + 0 us in the shipped file.
+  CHECK(close(24e-6, cluster.route_latency_s(2, 13)));
+  CHECK(cluster.route_bottleneck_bandwidth_bytes_per_s(2, 13) == 400e9 / 8);
+  CHECK(cluster.route_egress_usd_per_byte(2, 13) == 0.0);
+}
+
+TEST_CASE("route latency splits fabric and NIC latencies as documented") {
+  const std::string path = write_scratch_file("two-groups.json", kTwoGroupSite);
+  const Cluster cluster = load_cluster(path, kGpuTypes);
+  REQUIRE(cluster.gpu_count() == 10);
+  CHECK(cluster.node_name(2) == "dc/slow0");
+  CHECK(cluster.gpu(8).gpu_type == "a100-80gb");
+  // Same node: intra_node.latency_us = 3 us.
+  CHECK(close(3e-6, cluster.route_latency_s(8, 9)));
+  // Same group, other node: nic + fabric = 2 + 1 = 3 us.
+  CHECK(close(3e-6, cluster.route_latency_s(0, 4)));
+  // Across groups: (nic_a + fabric)/2 + (nic_b + fabric)/2 = (2 + 1)/2 + (6 + 1)/2 = 5 us.
+  CHECK(close(5e-6, cluster.route_latency_s(0, 8)));
+  CHECK(close(5e-6, cluster.route_latency_s(9, 3)));
+  // The bottleneck is the slower NIC: 200 Gbit/s = 25e9 B/s.
+  CHECK(cluster.route_bottleneck_bandwidth_bytes_per_s(0, 8) == 25e9);
+}
+
+TEST_CASE("cross-site: NIC up, the WAN link, NIC down; closed form L + S/B for one transfer") {
+  const Cluster cluster = load_cluster(shipped_cluster("two-site-wan.json"), kGpuTypes);
+  const auto& route = cluster.route(3, 29);
+  CHECK(link_names(cluster, route) ==
+        std::vector<std::string>{"dc-a/dgx0/gpu3->dc-a/fabric", "dc-a->dc-b",
+                                 "dc-b/fabric->dc-b/dgx1/gpu5"});
+  CHECK(cluster.links()[route[1]].link_class == LinkClass::kWan);
+  // Latency = nic + fabric (24 us) + WAN one-way (20 ms); bottleneck = 100 Gbit/s = 12.5e9 B/s.
+  const double latency_s = 24e-6 + 20e-3;
+  const double bandwidth = 100e9 / 8;
+  CHECK(close(latency_s, cluster.route_latency_s(3, 29)));
+  CHECK(cluster.route_bottleneck_bandwidth_bytes_per_s(3, 29) == bandwidth);
+  // Time to move S bytes alone on an idle route: L + S/B (the alpha-beta model). S = 1 GiB:
+  // 0.020024 s + 1073741824 / 12.5e9 s = 0.1059233459 s.
+  const double bytes = 1024.0 * 1024 * 1024;
+  const double expected_s = 0.020024 + 1073741824.0 / 12.5e9;
+  const double actual_s =
+      cluster.route_latency_s(3, 29) + bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(3, 29);
+  MESSAGE("1 GiB dc-a -> dc-b: expected ", expected_s, " s, actual ", actual_s, " s");
+  CHECK(close(expected_s, actual_s));
+  // Egress: USD 0.02 per GB (1e9 B) on the WAN link only.
+  CHECK(close(0.02 / 1e9, cluster.route_egress_usd_per_byte(3, 29)));
+  // The way back uses the other direction of the WAN link.
+  CHECK(link_names(cluster, cluster.route(29, 3))[1] == "dc-b->dc-a");
+}
+
+TEST_CASE("routes are cached: the same vector comes back, and it equals a fresh composition") {
+  const Cluster cluster = load_cluster(shipped_cluster("two-site-wan.json"), kGpuTypes);
+  const auto& first = cluster.route(0, 20);
+  const auto copy = first;
+  const auto& second = cluster.route(0, 20);
+  CHECK(&first == &second);
+  CHECK(second == copy);
+  // Filling the cache with every other pair leaves earlier references valid and unchanged.
+  for (int a = 0; a < cluster.gpu_count(); ++a)
+    for (int b = 0; b < cluster.gpu_count(); ++b) (void)cluster.route(a, b);
+  CHECK(&cluster.route(0, 20) == &first);
+  CHECK(first == copy);
+  CHECK(cluster.impl().compose_route(0, 20) == copy);
+}
+
+TEST_CASE("every route is a path of the fabric graph that never passes through a GPU") {
+  const Cluster cluster = load_cluster(shipped_cluster("two-site-wan.json"), kGpuTypes);
+  const auto& impl = cluster.impl();
+  for (int a = 0; a < cluster.gpu_count(); ++a) {
+    for (int b = 0; b < cluster.gpu_count(); ++b) {
+      if (a == b) continue;
+      CAPTURE(a);
+      CAPTURE(b);
+      const auto& route = cluster.route(a, b);
+      REQUIRE(!route.empty());
+      CHECK(impl.link_from_vertex[route.front()] == a);
+      CHECK(impl.link_to_vertex[route.back()] == b);
+      for (std::size_t i = 0; i + 1 < route.size(); ++i) {
+        const int via = impl.link_to_vertex[route[i]];
+        CHECK(via == impl.link_from_vertex[route[i + 1]]);
+        CHECK(via >= cluster.gpu_count());  // switches only
+      }
+    }
+  }
+}
+
+TEST_CASE("a GPU id out of range is an error, not undefined behaviour") {
+  const Cluster cluster = load_cluster(shipped_cluster("dgx-a100-1node.json"), kGpuTypes);
+  CHECK_THROWS_WITH_AS(cluster.route(0, 8), "cluster \"dgx-a100-1node\": GPU id 8 out of range 0..7",
+                       hetsim::Error);
+}

@@ -1,0 +1,162 @@
+// Turns a ClusterSpec into the fabric graph: a vertex per GPU, per node switch and per site
+// switch; two directed links per physical link. How configured latencies are split across the
+// hops (README "Latency of a route"):
+//   intra-node link   = intra_node latency / 2   (a same-node route crosses two of them)
+//   NIC link          = (nic latency + site fabric latency) / 2
+//   WAN link          = the WAN link's one-way latency
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "base/error.hpp"
+#include "topologies/cluster_impl.hpp"
+#include "topologies/cluster_spec.hpp"
+
+namespace hetsim {
+
+namespace {
+
+void check_spec(const ClusterSpec& spec) {
+  if (spec.sites.empty()) throw Error(fmt::format("cluster \"{}\": no sites", spec.name));
+  long long total_gpus = 0;
+  for (const auto& site : spec.sites) {
+    if (site.node_groups.empty())
+      throw Error(fmt::format("cluster \"{}\": site \"{}\" has no node groups", spec.name, site.name));
+    for (const auto& group : site.node_groups) {
+      if (group.count <= 0 || group.gpus_per_node <= 0)
+        throw Error(fmt::format("cluster \"{}\": node group \"{}/{}\" has no GPUs", spec.name,
+                                site.name, group.name));
+      total_gpus += static_cast<long long>(group.count) * group.gpus_per_node;
+    }
+  }
+  if (total_gpus > std::numeric_limits<int>::max() / 8)
+    throw Error(fmt::format("cluster \"{}\": {} GPUs is more than ids can hold", spec.name, total_gpus));
+  const int site_count = static_cast<int>(spec.sites.size());
+  for (const auto& wan : spec.wan_links) {
+    if (wan.site_a < 0 || wan.site_a >= site_count || wan.site_b < 0 || wan.site_b >= site_count ||
+        wan.site_a == wan.site_b)
+      throw Error(fmt::format("cluster \"{}\": a WAN link joins sites {} and {} of {}", spec.name,
+                              wan.site_a, wan.site_b, site_count));
+  }
+}
+
+class Builder {
+ public:
+  explicit Builder(Cluster::Impl& impl) : impl_(impl) {}
+
+  LinkId add_link(int from_vertex, int to_vertex, std::string name, LinkClass link_class,
+                  const LinkFigures& figures, double egress_usd_per_byte = 0) {
+    const auto id = static_cast<LinkId>(impl_.links.size());
+    impl_.links.push_back(Link{std::move(name), link_class, figures.bandwidth_bytes_per_s,
+                               figures.latency_s, egress_usd_per_byte});
+    impl_.link_from_vertex.push_back(from_vertex);
+    impl_.link_to_vertex.push_back(to_vertex);
+    boost::add_edge(static_cast<std::size_t>(from_vertex), static_cast<std::size_t>(to_vertex),
+                    FabricEdge{id, figures.latency_s}, impl_.graph);
+    return id;
+  }
+
+ private:
+  Cluster::Impl& impl_;
+};
+
+}  // namespace
+
+Cluster build_cluster(const ClusterSpec& spec) {
+  check_spec(spec);
+  Cluster cluster;
+  Cluster::Impl& impl = cluster.impl();
+  impl.name = spec.name;
+  impl.description = spec.description;
+  impl.source_file = spec.source_file;
+
+  // Places first: GPU ids and node indexes in file order, so a node's GPUs are consecutive.
+  for (std::size_t s = 0; s < spec.sites.size(); ++s) {
+    impl.sites.push_back(Site{spec.sites[s].name});
+    for (const auto& group : spec.sites[s].node_groups) {
+      for (int k = 0; k < group.count; ++k) {
+        NodeInfo node;
+        node.name = fmt::format("{}/{}{}", spec.sites[s].name, group.name, k);
+        node.site = static_cast<int>(s);
+        node.first_gpu = static_cast<int>(impl.gpus.size());
+        node.gpu_count = group.gpus_per_node;
+        node.intra_node_bandwidth_bytes_per_s = group.intra_node.bandwidth_bytes_per_s;
+        node.intra_node_latency_s = group.intra_node.latency_s;
+        const int node_index = static_cast<int>(impl.nodes.size());
+        impl.nodes.push_back(std::move(node));
+        for (int g = 0; g < group.gpus_per_node; ++g)
+          impl.gpus.push_back(GpuPlace{static_cast<int>(s), node_index, g, group.gpu_type});
+      }
+    }
+  }
+  impl.attachments.resize(impl.gpus.size());
+  impl.graph = FabricGraph(impl.gpus.size() + impl.nodes.size() + impl.sites.size());
+  // Two links per GPU inside multi-GPU nodes, two NIC links per GPU, two per WAN link.
+  impl.links.reserve(impl.gpus.size() * 4 + spec.wan_links.size() * 2);
+  impl.link_from_vertex.reserve(impl.links.capacity());
+  impl.link_to_vertex.reserve(impl.links.capacity());
+
+  Builder builder(impl);
+  int node_index = 0;
+  for (std::size_t s = 0; s < spec.sites.size(); ++s) {
+    const SiteSpec& site = spec.sites[s];
+    const int site_vertex = impl.site_switch_vertex(static_cast<int>(s));
+    const std::string fabric_name = site.name + "/fabric";
+    for (const auto& group : site.node_groups) {
+      const LinkFigures intra{group.intra_node.bandwidth_bytes_per_s, group.intra_node.latency_s / 2};
+      const LinkFigures nic{group.nic.bandwidth_bytes_per_s,
+                            (group.nic.latency_s + site.fabric_latency_s) / 2};
+      for (int k = 0; k < group.count; ++k, ++node_index) {
+        const NodeInfo& node = impl.nodes[node_index];
+        const int switch_vertex = impl.node_switch_vertex(node_index);
+        for (int g = 0; g < node.gpu_count; ++g) {
+          const GpuId gpu = node.first_gpu + g;
+          GpuAttachment& at = impl.attachments[gpu];
+          const std::string gpu_name = fmt::format("{}/gpu{}", node.name, g);
+          if (node.gpu_count > 1) {
+            at.to_node_switch = builder.add_link(gpu, switch_vertex, gpu_name + "->switch",
+                                                 LinkClass::kIntraNode, intra);
+            at.from_node_switch =
+                builder.add_link(switch_vertex, gpu, fmt::format("{}/switch->gpu{}", node.name, g),
+                                 LinkClass::kIntraNode, intra);
+          }
+          at.nic_up = builder.add_link(gpu, site_vertex, gpu_name + "->" + fabric_name,
+                                       LinkClass::kNic, nic);
+          at.nic_down = builder.add_link(site_vertex, gpu, fabric_name + "->" + gpu_name,
+                                         LinkClass::kNic, nic);
+        }
+      }
+    }
+  }
+
+  // Parallel WAN links between the same two sites get "#2", "#3"... so names stay unique.
+  std::vector<std::vector<int>> links_between(spec.sites.size(),
+                                              std::vector<int>(spec.sites.size(), 0));
+  for (const auto& wan : spec.wan_links) {
+    const int count = ++links_between[std::min(wan.site_a, wan.site_b)][std::max(wan.site_a, wan.site_b)];
+    const std::string suffix = count > 1 ? fmt::format("#{}", count) : "";
+    const std::string& a = spec.sites[wan.site_a].name;
+    const std::string& b = spec.sites[wan.site_b].name;
+    builder.add_link(impl.site_switch_vertex(wan.site_a), impl.site_switch_vertex(wan.site_b),
+                     a + "->" + b + suffix, LinkClass::kWan, wan.figures, wan.egress_usd_per_byte);
+    builder.add_link(impl.site_switch_vertex(wan.site_b), impl.site_switch_vertex(wan.site_a),
+                     b + "->" + a + suffix, LinkClass::kWan, wan.figures, wan.egress_usd_per_byte);
+  }
+
+  impl.wan_paths.resize(impl.sites.size());
+  if (impl.sites.size() > 1) {
+    // WAN links are symmetric, so every site reachable from site 0 means every pair is joined.
+    const auto from_first = least_latency_wan_paths(impl, 0);
+    for (std::size_t s = 1; s < from_first.size(); ++s)
+      if (!from_first[s])
+        throw Error(fmt::format("cluster \"{}\": no WAN path between sites \"{}\" and \"{}\"",
+                                spec.name, impl.sites[0].name, impl.sites[s].name));
+    std::vector<std::vector<LinkId>> paths;
+    paths.reserve(from_first.size());
+    for (const auto& p : from_first) paths.push_back(*p);
+    impl.wan_paths[0] = std::move(paths);
+  }
+  return cluster;
+}
+
+}  // namespace hetsim

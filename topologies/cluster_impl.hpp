@@ -1,0 +1,76 @@
+#pragma once
+// The inside of a Cluster: flat vectors indexed by ids, the Boost.Graph graph of the fabric and
+// the route caches. Included by the topologies sources and by tests that check routes against
+// the graph; other folders use cluster.hpp only.
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+struct FabricEdge {
+  LinkId link = -1;
+  double latency_s = 0;  // copy of the link's latency: the Dijkstra weight
+};
+
+// Vertices: GPUs first (vertex = GpuId), then one switch per node, then one switch per site.
+// Edges: one per directed link, carrying its LinkId.
+using FabricGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property, FabricEdge>;
+
+struct NodeInfo {
+  std::string name;   // "site/group<k>", k the node's index inside its group
+  int site = 0;
+  int first_gpu = 0;  // the node's GPUs are first_gpu .. first_gpu + gpu_count - 1
+  int gpu_count = 0;
+  double intra_node_bandwidth_bytes_per_s = 0;
+  double intra_node_latency_s = 0;
+};
+
+// The links a GPU attaches with; -1 where absent (no intra-node links in a one-GPU node).
+struct GpuAttachment {
+  LinkId to_node_switch = -1;
+  LinkId from_node_switch = -1;
+  LinkId nic_up = -1;    // GPU -> site switch
+  LinkId nic_down = -1;  // site switch -> GPU
+};
+
+struct Cluster::Impl {
+  std::string name;
+  std::string description;
+  std::string source_file;
+  std::vector<Site> sites;
+  std::vector<GpuPlace> gpus;
+  std::vector<GpuAttachment> attachments;  // by GpuId
+  std::vector<NodeInfo> nodes;
+  std::vector<Link> links;
+  std::vector<int> link_from_vertex;  // by LinkId, vertex ids of FabricGraph
+  std::vector<int> link_to_vertex;
+  FabricGraph graph;
+
+  int node_switch_vertex(int node) const { return static_cast<int>(gpus.size()) + node; }
+  int site_switch_vertex(int site) const {
+    return static_cast<int>(gpus.size() + nodes.size()) + site;
+  }
+
+  // Least-latency WAN paths between site switches, [from_site][to_site], filled for one source
+  // site at a time by the first route that needs it.
+  mutable std::vector<std::optional<std::vector<std::vector<LinkId>>>> wan_paths;
+  // GPU-level routes by (from << 32 | to); node-based so references stay valid as it grows.
+  mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> routes;
+
+  const std::vector<LinkId>& wan_path(int from_site, int to_site) const;
+  std::vector<LinkId> compose_route(GpuId from, GpuId to) const;
+};
+
+// Least-latency paths over WAN links from `source_site` to every site, by Dijkstra on the fabric
+// graph restricted to site switches and WAN edges. An unreachable site gets std::nullopt.
+std::vector<std::optional<std::vector<LinkId>>> least_latency_wan_paths(const Cluster::Impl& impl,
+                                                                        int source_site);
+
+}  // namespace hetsim

@@ -1,0 +1,194 @@
+// Reads and checks a cluster JSON (format: topologies/README.md), then builds it. Every check
+// that a user can trip is made here, where the file and JSON path are known.
+#include "topologies/cluster_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <algorithm>
+#include <numeric>
+
+#include "base/error.hpp"
+#include "base/json_input.hpp"
+#include "base/units.hpp"
+#include "topologies/cluster_spec.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Large enough for any cluster the simulator is meant for (the largest shipped one has 16,384
+// GPUs), small enough that ids and link counts cannot overflow an int.
+constexpr long long kMaxGpus = 1 << 20;
+
+std::string json_text(const std::string& text) { return nlohmann::json(text).dump(); }
+
+std::string non_empty_string(const JsonInput& object, const std::string& key) {
+  std::string text = object.string(key);
+  if (text.empty()) object.at(key).fail("a non-empty string");
+  return text;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+// "did you mean" tail for a name that is not among `known`.
+std::string suggestion(const std::string& word, const std::vector<std::string>& known) {
+  const std::string nearest = nearest_word(word, known);
+  return nearest.empty() ? "" : "; did you mean " + json_text(nearest) + "?";
+}
+
+LinkFigures intra_node_figures(const JsonInput& intra) {
+  intra.reject_unknown_keys({"bandwidth_GBps", "latency_us", "source"});
+  return {units::gbyte_per_s_to_bytes(intra.positive("bandwidth_GBps")),
+          intra.non_negative("latency_us") * units::kMicrosecond};
+}
+
+LinkFigures nic_figures(const JsonInput& nic) {
+  nic.reject_unknown_keys({"bandwidth_Gbps", "latency_us", "source"});
+  return {units::gbit_per_s_to_bytes(nic.positive("bandwidth_Gbps")),
+          nic.non_negative("latency_us") * units::kMicrosecond};
+}
+
+NodeGroupSpec node_group(const JsonInput& in, const std::vector<std::string>& known_gpu_types) {
+  in.reject_unknown_keys(
+      {"name", "count", "gpu", "gpus_per_node", "intra_node", "nic", "source", "description"});
+  NodeGroupSpec group;
+  group.name = non_empty_string(in, "name");
+  group.count = static_cast<int>(std::min(in.positive_integer("count"), kMaxGpus + 1));
+  group.gpu_type = in.string("gpu");
+  if (std::find(known_gpu_types.begin(), known_gpu_types.end(), group.gpu_type) ==
+      known_gpu_types.end()) {
+    throw InputError(in.file(), in.path() + "/gpu", json_text(group.gpu_type),
+                     "a GPU type of the catalog (" + joined(known_gpu_types) + ")" +
+                         suggestion(group.gpu_type, known_gpu_types));
+  }
+  group.gpus_per_node = static_cast<int>(std::min(in.positive_integer("gpus_per_node"), kMaxGpus + 1));
+  group.intra_node = intra_node_figures(in.at("intra_node"));
+  group.nic = nic_figures(in.at("nic"));
+  return group;
+}
+
+SiteSpec site(const JsonInput& in, const std::vector<std::string>& known_gpu_types) {
+  in.reject_unknown_keys({"name", "fabric", "node_groups", "source", "description"});
+  SiteSpec spec;
+  spec.name = non_empty_string(in, "name");
+  const JsonInput fabric = in.at("fabric");
+  fabric.reject_unknown_keys({"latency_us", "source"});
+  spec.fabric_latency_s = fabric.non_negative("latency_us") * units::kMicrosecond;
+  const JsonInput groups = in.at("node_groups");
+  if (groups.array_size() == 0) groups.fail("a non-empty array of node groups");
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t g = 0; g < groups.array_size(); ++g) {
+    const JsonInput group = groups.at(g);
+    spec.node_groups.push_back(node_group(group, known_gpu_types));
+    const std::string& name = spec.node_groups.back().name;
+    if (const auto [it, fresh] = seen.emplace(name, g); !fresh) {
+      throw InputError(in.file(), group.path() + "/name", json_text(name),
+                       fmt::format("a node group name not used before in this site (node group "
+                                   "{} is already {})",
+                                   it->second, json_text(name)));
+    }
+  }
+  return spec;
+}
+
+WanLinkSpec wan_link(const JsonInput& in, const std::vector<std::string>& site_names) {
+  in.reject_unknown_keys(
+      {"sites", "bandwidth_Gbps", "latency_ms", "egress_usd_per_GB", "source", "description"});
+  const JsonInput ends = in.at("sites");
+  if (ends.array_size() != 2) ends.fail("an array of two site names");
+  int index[2] = {0, 0};
+  for (std::size_t e = 0; e < 2; ++e) {
+    const JsonInput end = ends.at(e);
+    if (!end.value().is_string()) end.fail("a site name (a string)");
+    const std::string name = end.value().get<std::string>();
+    const auto it = std::find(site_names.begin(), site_names.end(), name);
+    if (it == site_names.end()) {
+      end.fail("the name of a site in /sites (" + joined(site_names) + ")" +
+               suggestion(name, site_names));
+    }
+    index[e] = static_cast<int>(it - site_names.begin());
+  }
+  if (index[0] == index[1]) ends.fail("two different site names");
+  WanLinkSpec wan;
+  wan.site_a = index[0];
+  wan.site_b = index[1];
+  wan.figures.bandwidth_bytes_per_s = units::gbit_per_s_to_bytes(in.positive("bandwidth_Gbps"));
+  wan.figures.latency_s = in.non_negative("latency_ms") * units::kMillisecond;
+  wan.egress_usd_per_byte = in.non_negative("egress_usd_per_GB") / units::kGB;
+  return wan;
+}
+
+// Union-find over sites joined by WAN links; returns the root of each site.
+std::vector<int> site_components(std::size_t site_count, const std::vector<WanLinkSpec>& wans) {
+  std::vector<int> parent(site_count);
+  std::iota(parent.begin(), parent.end(), 0);
+  const auto root = [&](int s) {
+    while (parent[s] != s) s = parent[s] = parent[parent[s]];
+    return s;
+  };
+  for (const auto& w : wans) parent[root(w.site_a)] = root(w.site_b);
+  std::vector<int> roots(site_count);
+  for (std::size_t s = 0; s < site_count; ++s) roots[s] = root(static_cast<int>(s));
+  return roots;
+}
+
+}  // namespace
+
+Cluster load_cluster(const std::string& path, const std::vector<std::string>& known_gpu_types) {
+  const nlohmann::json document = read_json_file(path);
+  const JsonInput root(document, path);
+  root.reject_unknown_keys({"name", "description", "source", "sites", "wan_links"});
+  ClusterSpec spec;
+  spec.name = non_empty_string(root, "name");
+  spec.description = root.string_or("description", "");
+  spec.source_file = path;
+
+  const JsonInput sites = root.at("sites");
+  if (sites.array_size() == 0) sites.fail("a non-empty array of sites");
+  std::vector<std::string> site_names;
+  long long gpu_total = 0;
+  for (std::size_t s = 0; s < sites.array_size(); ++s) {
+    const JsonInput in = sites.at(s);
+    spec.sites.push_back(site(in, known_gpu_types));
+    const std::string& name = spec.sites.back().name;
+    const auto previous = std::find(site_names.begin(), site_names.end(), name);
+    if (previous != site_names.end()) {
+      throw InputError(path, in.path() + "/name", json_text(name),
+                       fmt::format("a site name not used before (site {} is already {})",
+                                   previous - site_names.begin(), json_text(name)));
+    }
+    site_names.push_back(name);
+    const auto& groups = spec.sites.back().node_groups;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      gpu_total += static_cast<long long>(groups[g].count) * groups[g].gpus_per_node;
+      if (gpu_total > kMaxGpus) {
+        in.at("node_groups").at(g).fail_member(
+            "count", fmt::format("a cluster of at most {} GPUs in all", kMaxGpus));
+      }
+    }
+  }
+
+  if (root.has("wan_links")) {
+    const JsonInput wans = root.at("wan_links");
+    for (std::size_t w = 0; w < wans.array_size(); ++w)
+      spec.wan_links.push_back(wan_link(wans.at(w), site_names));
+  }
+  const std::vector<int> component = site_components(spec.sites.size(), spec.wan_links);
+  for (std::size_t s = 1; s < spec.sites.size(); ++s) {
+    if (component[s] != component[0]) {
+      throw InputError(path, sites.at(s).path() + "/name",
+                       fmt::format("site {} with no chain of wan_links to site {}",
+                                   json_text(site_names[s]), json_text(site_names[0])),
+                       "every site joined to the others by wan_links (routes must exist between "
+                       "every pair of GPUs)");
+    }
+  }
+  return build_cluster(spec);
+}
+
+}  // namespace hetsim

@@ -1,0 +1,53 @@
+#pragma once
+// A cluster described in plain values (SI units), between the JSON file and the Cluster object.
+// load_cluster() fills one from a file after checking every field; tests and tools may also fill
+// one by hand and call build_cluster() to get a Cluster without writing a file.
+#include <string>
+#include <vector>
+
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+// One direction of a link: bytes per second and seconds.
+struct LinkFigures {
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+};
+
+struct NodeGroupSpec {
+  std::string name;
+  int count = 0;            // nodes in the group
+  std::string gpu_type;     // key into the GPU catalog
+  int gpus_per_node = 0;
+  LinkFigures intra_node;   // per GPU per direction; latency_s is the whole GPU-to-GPU latency
+  LinkFigures nic;          // per GPU per direction; latency_s is the NIC share of a route
+};
+
+struct SiteSpec {
+  std::string name;
+  double fabric_latency_s = 0;  // the site switch fabric, crossed once by an inter-node route
+  std::vector<NodeGroupSpec> node_groups;
+};
+
+struct WanLinkSpec {
+  int site_a = 0;  // indexes into ClusterSpec::sites
+  int site_b = 0;
+  LinkFigures figures;             // per direction; latency_s one-way
+  double egress_usd_per_byte = 0;  // charged on each byte that crosses the link
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string description;
+  std::string source_file;  // "" when built in memory
+  std::vector<SiteSpec> sites;
+  std::vector<WanLinkSpec> wan_links;
+};
+
+// Builds the fabric graph and links. Throws Error for a spec that cannot form a cluster (no
+// sites, an empty site, a WAN link naming a site out of range, sites with no WAN path between
+// them); load_cluster() reports those as InputErrors before getting here.
+Cluster build_cluster(const ClusterSpec& spec);
+
+}  // namespace hetsim
