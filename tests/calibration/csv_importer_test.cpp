@@ -1,0 +1,81 @@
+// The CSV importer and its column mappings: good rows, and one pinned message per class of bad
+// input (file, line/JSON path, value, expectation).
+#include <doctest/doctest.h>
+
+#include "base/error.hpp"
+#include "models/calibration/csv_importer.hpp"
+#include "models/calibration/profile.hpp"
+
+using namespace hetsim::calibration;
+
+namespace {
+const auto kMapping = nlohmann::json::parse(R"({
+  "time_unit": "ms",
+  "tags": {"tp": "tp"},
+  "ops": [{"label": "up", "kind": "gemm", "op": "gemm", "dtype": "fp16", "time": "t_up",
+           "m": "tokens", "n": "ffn * (1 + gated) / tp", "k": "hidden"}]
+})");
+
+std::string message_of(auto&& f) {
+  try {
+    f();
+  } catch (const hetsim::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("a mapping turns profiler columns into GEMM shapes") {
+  const auto ms = import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n128,4096,11008,True,2,0.25\n", "p.csv", kMapping,
+                                  "map.json");
+  REQUIRE(ms.size() == 1);
+  CHECK(ms[0].m == 128);
+  CHECK(ms[0].n == 11008);  // 11008 * 2 / 2
+  CHECK(ms[0].k == 4096);
+  CHECK(ms[0].seconds == doctest::Approx(0.25e-3));
+  CHECK(ms[0].tag("tp") == 2);
+  CHECK(ms[0].source == "p.csv:2");
+}
+
+TEST_CASE("bad CSV cells and bad mappings name where they are") {
+  CHECK(message_of([] {
+          import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n128,4096,x1,True,2,0.25\n", "p.csv", kMapping, "map.json");
+        }) == "p.csv: line 2, column \"ffn\": got \"x1\"; expected a number (or True/False)");
+  CHECK(message_of([] {
+          import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n128,4096,11008,True,2,0\n", "p.csv", kMapping, "map.json");
+        }) == "p.csv: line 2: got time 0 s (from \"t_up\"); expected a time > 0");
+  CHECK(message_of([] {
+          import_csv_text("tokens,hiden,ffn,gated,tp,t_up\n1,2,3,True,1,1\n", "p.csv", kMapping, "map.json");
+        }) == "p.csv: line 1: got no column \"hidden\"; expected a header naming that column (did you mean \"hiden\"?)");
+  CHECK(message_of([] {
+          import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n1,2,3\n", "p.csv", kMapping, "map.json");
+        }) == "p.csv: line 2: got 3 cells; expected 6 cells, one per header column");
+  CHECK(message_of([] {
+          import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n128,4096,11008,True,0,0.25\n", "p.csv", kMapping,
+                          "map.json");
+        }) == "p.csv: line 2: got n = inf (from \"ffn * (1 + gated) / tp\"); expected a n > 0");
+  auto bad_kind = kMapping;
+  bad_kind["ops"][0]["kind"] = "gem";
+  CHECK(message_of([&] { import_csv_text("tokens\n1\n", "p.csv", bad_kind, "map.json"); }).starts_with(
+      "map.json: /ops/0/kind: got \"gem\"; expected one of gemm"));
+  auto bad_expression = kMapping;
+  bad_expression["ops"][0]["n"] = "ffn * (1 + gated";
+  CHECK(message_of([&] {
+          import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n1,2,3,True,1,1\n", "p.csv", bad_expression, "map.json");
+        }) == "map.json: /ops/0/n: got \"ffn * (1 + gated\" (missing ')'); expected an expression of numbers, "
+              "column names, + - * / ( ) and comparisons");
+  auto missing = kMapping;
+  missing["ops"][0].erase("k");
+  CHECK(message_of([&] {
+          import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n1,2,3,True,1,1\n", "p.csv", missing, "map.json");
+        }) == "map.json: /ops/0/k: got nothing (missing); expected an expression for \"k\", which gemm rows need");
+}
+
+TEST_CASE("bad profile JSON names the path") {
+  CHECK(message_of([] {
+          Profile::from_json(nlohmann::json::parse(R"({"format": "hetsim-profile/1", "gpu": {"name": "x"},
+            "gemm_m_n_k_seconds": {"bf61": []}})"),
+                             "p.json");
+        }) == "p.json: /gemm_m_n_k_seconds/bf61: got []; expected a dtype key; did you mean \"bf16\"?");
+}
