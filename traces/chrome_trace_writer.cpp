@@ -87,22 +87,24 @@ void ChromeTraceWriter::flush_if_full() {
 
 void ChromeTraceWriter::name_process(int pid, std::string_view name, int sort_index) {
   begin_event();
-  fmt::format_to(fmt::appender(buffer_), "\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":", pid);
+  fmt::format_to(fmt::appender(buffer_),
+                 "\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":", pid);
   append_escaped(buffer_, name);
   append(buffer_, "}");
   end_event();
   begin_event();
-  fmt::format_to(fmt::appender(buffer_),
-                 "\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"sort_index\":{}}}",
-                 pid, sort_index);
+  fmt::format_to(
+      fmt::appender(buffer_),
+      "\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"sort_index\":{}}}", pid,
+      sort_index);
   end_event();
 }
 
 void ChromeTraceWriter::name_thread(int pid, int tid, std::string_view name, int sort_index) {
   begin_event();
-  fmt::format_to(fmt::appender(buffer_),
-                 "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":", pid,
-                 tid);
+  fmt::format_to(
+      fmt::appender(buffer_),
+      "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":", pid, tid);
   append_escaped(buffer_, name);
   append(buffer_, "}");
   end_event();
@@ -118,19 +120,21 @@ void ChromeTraceWriter::slice(int pid, int tid, std::string_view name, std::stri
                               double start_s, double duration_s, std::span<const TraceArg> args,
                               unsigned long long flow_out_id, unsigned long long flow_in_id) {
   if (flow_out_id != 0 && flow_in_id != 0) {
-    throw Error(fmt::format("trace writer: slice \"{}\" has both flow_out {} and flow_in {}; "
-                            "expected at most one",
-                            name, flow_out_id, flow_in_id));
+    throw Error(
+        fmt::format("trace writer: slice \"{}\" has both flow_out {} and flow_in {}; "
+                    "expected at most one",
+                    name, flow_out_id, flow_in_id));
   }
   if (!std::isfinite(duration_s) || duration_s < 0.0) {
-    throw Error(fmt::format("trace writer: slice \"{}\" duration = {} s; expected >= 0", name,
-                            duration_s));
+    throw Error(
+        fmt::format("trace writer: slice \"{}\" duration = {} s; expected >= 0", name, duration_s));
   }
   // Checked before anything is written so that a throw leaves the document well-formed.
   for (const TraceArg& arg : args) {
     if (const auto* real = std::get_if<double>(&arg.value); real && !std::isfinite(*real)) {
-      throw Error(fmt::format("trace writer: slice \"{}\" arg \"{}\" = {}; expected a finite number",
-                              name, arg.key, *real));
+      throw Error(
+          fmt::format("trace writer: slice \"{}\" arg \"{}\" = {}; expected a finite number", name,
+                      arg.key, *real));
     }
   }
   const long long start_ns = to_nanoseconds(start_s, "slice start");
@@ -164,7 +168,8 @@ void ChromeTraceWriter::slice(int pid, int tid, std::string_view name, std::stri
     buffer_.push_back('}');
   }
   if (flow_out_id != 0) {
-    fmt::format_to(fmt::appender(buffer_), ",\"bind_id\":\"0x{:x}\",\"flow_out\":true", flow_out_id);
+    fmt::format_to(fmt::appender(buffer_), ",\"bind_id\":\"0x{:x}\",\"flow_out\":true",
+                   flow_out_id);
   } else if (flow_in_id != 0) {
     fmt::format_to(fmt::appender(buffer_), ",\"bind_id\":\"0x{:x}\",\"flow_in\":true", flow_in_id);
   }

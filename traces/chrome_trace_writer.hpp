@@ -8,13 +8,13 @@
 // of simulated time and written in microseconds with exactly three decimals (nanosecond
 // resolution). Start and end are each rounded to the nanosecond and "dur" is their difference,
 // so slices that nest in simulated time still nest in the file.
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
 #include <variant>
-
-#include <fmt/format.h>
 
 #include "base/atomic_file.hpp"
 

@@ -13,14 +13,14 @@ namespace hetsim {
 namespace {
 
 // Layout, in SVG user units (pixels).
-constexpr double kLeft = 70.0;          // rank labels
+constexpr double kLeft = 70.0;  // rank labels
 constexpr double kPlotWidth = 960.0;
 constexpr double kRight = 20.0;
-constexpr double kTop = 40.0;           // title
+constexpr double kTop = 40.0;  // title
 constexpr double kComputeHeight = 26.0;
 constexpr double kCopyHeight = 12.0;
 constexpr double kRowGap = 6.0;
-constexpr double kAxisHeight = 44.0;    // ticks, numbers and the axis label
+constexpr double kAxisHeight = 44.0;  // ticks, numbers and the axis label
 constexpr double kLegendRowHeight = 22.0;
 constexpr std::size_t kLegendPerRow = 5;
 constexpr double kSwatch = 14.0;
@@ -101,11 +101,10 @@ std::vector<LegendEntry> legend_entries(
   for (std::size_t k = 0; k < kStyles.size(); ++k) {
     const KindStyle& style = kStyles[k];
     if (present[k][0]) {
-      entries.push_back(
-          {max_chunk > 0 ? fmt::format("{} {} (chunk 0{})", style.kind, style.name,
-                                       max_chunk > 1 ? ", 2, ..." : "")
-                         : fmt::format("{} {}", style.kind, style.name),
-           style.even_chunk_fill});
+      entries.push_back({max_chunk > 0 ? fmt::format("{} {} (chunk 0{})", style.kind, style.name,
+                                                     max_chunk > 1 ? ", 2, ..." : "")
+                                       : fmt::format("{} {}", style.kind, style.name),
+                         style.even_chunk_fill});
     }
     if (present[k][1]) {
       entries.push_back({fmt::format("{} {} (chunk 1{})", style.kind, style.name,
@@ -149,7 +148,8 @@ std::string schedule_svg(const std::vector<TimedOp>& ops, int ranks, const std::
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
                  "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"sans-serif\">\n",
                  width, height);
-  fmt::format_to(out, "<text x=\"{:.2f}\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
+  fmt::format_to(out,
+                 "<text x=\"{:.2f}\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
                  kLeft + kPlotWidth / 2.0, xml_escape(title));
 
   // Rank labels and a baseline per row; nothing else is drawn where a rank idles.
@@ -159,11 +159,11 @@ std::string schedule_svg(const std::vector<TimedOp>& ops, int ranks, const std::
                    "<text x=\"{:.2f}\" y=\"{:.2f}\" font-size=\"12\" text-anchor=\"end\">rank "
                    "{}</text>\n",
                    kLeft - 8.0, y + kComputeHeight / 2.0 + 4.0, rank);
-    fmt::format_to(out,
-                   "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#cccccc\" "
-                   "stroke-width=\"0.5\"/>\n",
-                   kLeft, y + row_height - kRowGap / 2.0, kLeft + kPlotWidth,
-                   y + row_height - kRowGap / 2.0);
+    fmt::format_to(
+        out,
+        "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#cccccc\" "
+        "stroke-width=\"0.5\"/>\n",
+        kLeft, y + row_height - kRowGap / 2.0, kLeft + kPlotWidth, y + row_height - kRowGap / 2.0);
   }
 
   for (const TimedOp& op : ops) {
@@ -178,8 +178,8 @@ std::string schedule_svg(const std::vector<TimedOp>& ops, int ranks, const std::
                    "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" "
                    "fill=\"{}\" stroke=\"#333333\" stroke-width=\"0.5\"><title>{} microbatch {} "
                    "chunk {}: {:.6g} to {:.6g} {}</title></rect>\n",
-                   x, y, w, h, fill, op.kind, op.microbatch, op.chunk,
-                   op.start * axis.per_second, op.end * axis.per_second, axis.unit);
+                   x, y, w, h, fill, op.kind, op.microbatch, op.chunk, op.start * axis.per_second,
+                   op.end * axis.per_second, axis.unit);
     fmt::format_to(out,
                    "<text x=\"{:.2f}\" y=\"{:.2f}\" font-size=\"{}\" text-anchor=\"middle\">{}"
                    "</text>\n",
@@ -187,9 +187,9 @@ std::string schedule_svg(const std::vector<TimedOp>& ops, int ranks, const std::
   }
 
   // Time axis with 1-2-5 ticks in the chosen unit.
-  fmt::format_to(out,
-                 "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#000000\"/>\n",
-                 kLeft, rows_bottom, kLeft + kPlotWidth, rows_bottom);
+  fmt::format_to(
+      out, "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#000000\"/>\n",
+      kLeft, rows_bottom, kLeft + kPlotWidth, rows_bottom);
   if (length_s > 0.0) {
     const double length = length_s * axis.per_second;
     const double step = tick_step(length);

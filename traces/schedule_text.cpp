@@ -30,7 +30,8 @@ void check_timed_ops(const std::vector<TimedOp>& ops, int ranks) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const TimedOp& op = ops[i];
     const auto bad = [&](std::string_view expected) {
-      throw Error(fmt::format("schedule drawing: op {} {}: expected {}", i, describe(op), expected));
+      throw Error(
+          fmt::format("schedule drawing: op {} {}: expected {}", i, describe(op), expected));
     };
     if (op.rank < 0 || op.rank >= ranks) bad(fmt::format("a rank in [0, {})", ranks));
     if (kKinds.find(op.kind) == std::string_view::npos) bad("a kind among F, B, W, O, R");
@@ -55,9 +56,10 @@ std::string schedule_text(const std::vector<TimedOp>& ops, int ranks, double tim
   }
   const double cells_needed = std::ceil(last_end / time_unit);
   if (cells_needed > kMaxCells) {
-    throw Error(fmt::format("schedule text: {} cells of {} for a schedule ending at {}; expected "
-                            "at most {} (choose a larger time unit)",
-                            cells_needed, time_unit, last_end, kMaxCells));
+    throw Error(
+        fmt::format("schedule text: {} cells of {} for a schedule ending at {}; expected "
+                    "at most {} (choose a larger time unit)",
+                    cells_needed, time_unit, last_end, kMaxCells));
   }
   const auto cells = static_cast<std::size_t>(cells_needed);
 

@@ -41,9 +41,12 @@ std::string render(const json& value) {
 std::string pointer_token(std::string_view key) {
   std::string out;
   for (const char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -212,7 +215,8 @@ void TraceChecker::check_event(const json& event, std::size_t index) {
         break;
       }
       if (state.open.empty()) {
-        fail(event_path(index), fmt::format("an E event with no open B on pid {}, tid {}", pid, tid),
+        fail(event_path(index),
+             fmt::format("an E event with no open B on pid {}, tid {}", pid, tid),
              "a B event on the same thread before it");
       }
       const OpenBegin begin = state.open.back();
@@ -242,9 +246,7 @@ void TraceChecker::check_event(const json& event, std::size_t index) {
       ++summary_.counters;
       break;
     }
-    case 'M':
-      check_metadata(event, index, id_member(event, index, "pid"));
-      break;
+    case 'M': check_metadata(event, index, id_member(event, index, "pid")); break;
     case 'i':
     case 'I':
     case 'R': {
@@ -494,7 +496,9 @@ class TraceSax {
   }
 
  private:
-  bool at_trace_events_value() const { return depth_ == 1 && top_is_object_ && top_key_ == "traceEvents"; }
+  bool at_trace_events_value() const {
+    return depth_ == 1 && top_is_object_ && top_key_ == "traceEvents";
+  }
 
   void add(json value) {
     json& top = *stack_.back();
@@ -509,7 +513,8 @@ class TraceSax {
     if (!stack_.empty()) {
       add(std::move(value));
     } else if (depth_ == 0) {
-      checker_.fail("", render(value), "an array of events or an object with a \"traceEvents\" array");
+      checker_.fail("", render(value),
+                    "an array of events or an object with a \"traceEvents\" array");
     } else if (depth_ == events_depth_) {
       checker_.fail(checker_.event_path(event_index_), render(value), "an event object");
     } else if (at_trace_events_value()) {
@@ -565,15 +570,15 @@ class TraceSax {
   }
 
   TraceChecker& checker_;
-  int depth_ = 0;           // containers open around the current token
-  int events_depth_ = -1;   // depth of the events array's elements; -1 outside it
+  int depth_ = 0;          // containers open around the current token
+  int events_depth_ = -1;  // depth of the events array's elements; -1 outside it
   bool top_is_object_ = false;
   bool saw_events_ = false;
-  std::string top_key_;     // last key read in the top-level object
+  std::string top_key_;  // last key read in the top-level object
   std::size_t event_index_ = 0;
-  json event_;                  // the event being built
-  std::vector<json*> stack_;    // open containers inside event_, innermost last
-  std::string key_;             // pending key inside event_
+  json event_;                // the event being built
+  std::vector<json*> stack_;  // open containers inside event_, innermost last
+  std::string key_;           // pending key inside event_
 };
 
 }  // namespace

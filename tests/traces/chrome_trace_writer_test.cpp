@@ -1,6 +1,8 @@
 // ChromeTraceWriter: the document it streams parses as JSON, holds exactly the events written
 // (times in microseconds with nanosecond resolution), is accepted by the trace validator, is
 // byte-identical for identical calls, and never appears half-written.
+#include "traces/chrome_trace_writer.hpp"
+
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -13,7 +15,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "traces/chrome_trace_writer.hpp"
 #include "traces/trace_validator.hpp"
 
 namespace {
@@ -50,9 +51,9 @@ void write_small_trace(const std::string& path) {
   writer.name_process(0, "node \"a\"", 0);
   writer.name_thread(0, 1, "gpu0 compute", 0);
   writer.name_thread(0, 2, "gpu1 compute", 1);
-  const std::array<hetsim::TraceArg, 3> args{
-      hetsim::TraceArg{"microbatch", 3LL}, hetsim::TraceArg{"flops", 1.5e12},
-      hetsim::TraceArg{"stage", std::string_view("0\n1")}};
+  const std::array<hetsim::TraceArg, 3> args{hetsim::TraceArg{"microbatch", 3LL},
+                                             hetsim::TraceArg{"flops", 1.5e12},
+                                             hetsim::TraceArg{"stage", std::string_view("0\n1")}};
   writer.slice(0, 1, "F", "compute", 0.001, 0.0025, args, /*flow_out_id=*/7);
   writer.slice(0, 1, "gemm", "kernel", 0.0012, 0.001, {});
   writer.slice(0, 2, "F", "compute", 0.004, 0.0025, {}, 0, /*flow_in_id=*/7);
@@ -71,10 +72,12 @@ TEST_CASE("writer output parses as JSON and holds the events written, times in m
   const nlohmann::json& events = doc.at("traceEvents");
   REQUIRE(events.size() == 10);
 
-  CHECK(events[0] == nlohmann::json::parse(
-                         R"({"name":"process_name","ph":"M","pid":0,"args":{"name":"node \"a\""}})"));
-  CHECK(events[1] == nlohmann::json::parse(
-                         R"({"name":"process_sort_index","ph":"M","pid":0,"args":{"sort_index":0}})"));
+  CHECK(events[0] ==
+        nlohmann::json::parse(
+            R"({"name":"process_name","ph":"M","pid":0,"args":{"name":"node \"a\""}})"));
+  CHECK(events[1] ==
+        nlohmann::json::parse(
+            R"({"name":"process_sort_index","ph":"M","pid":0,"args":{"sort_index":0}})"));
   CHECK(events[4].at("name") == "thread_name");
   CHECK(events[4].at("tid") == 2);
   CHECK(events[5].at("args").at("sort_index") == 1);
@@ -97,8 +100,9 @@ TEST_CASE("writer output parses as JSON and holds the events written, times in m
   CHECK(events[8].at("flow_in") == true);
 
   const nlohmann::json& counter = events[9];
-  CHECK(counter == nlohmann::json::parse(
-                       R"({"name":"memory","ph":"C","ts":1000.0,"pid":0,"args":{"allocated_GiB":12.25}})"));
+  CHECK(counter ==
+        nlohmann::json::parse(
+            R"({"name":"memory","ph":"C","ts":1000.0,"pid":0,"args":{"allocated_GiB":12.25}})"));
 }
 
 TEST_CASE("writer output is accepted by the validator with the expected summary") {
@@ -124,11 +128,13 @@ TEST_CASE("timestamps have three decimals of microseconds; start and end round s
   CHECK(writer.events_written() == 2);
   writer.commit();
   const std::string text = read_all(path);
-  CHECK(text ==
-        "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
-        "{\"name\":\"x\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":1234567.890,\"dur\":0.002,\"pid\":3,\"tid\":4},\n"
-        "{\"name\":\"y\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":0.000,\"dur\":0.000,\"pid\":3,\"tid\":4}\n"
-        "]}\n");
+  CHECK(
+      text ==
+      "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+      "{\"name\":\"x\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":1234567.890,\"dur\":0.002,\"pid\":3,"
+      "\"tid\":4},\n"
+      "{\"name\":\"y\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":0.000,\"dur\":0.000,\"pid\":3,\"tid\":4}\n"
+      "]}\n");
 }
 
 TEST_CASE("control characters in names are escaped as JSON requires") {
@@ -199,9 +205,9 @@ TEST_CASE("bad writer calls throw before anything is written") {
   CHECK_THROWS_WITH_AS(writer.slice(0, 0, "F", "c", 0.0, 1.0, nan_arg),
                        "trace writer: slice \"F\" arg \"bytes\" = nan; expected a finite number",
                        hetsim::Error);
-  CHECK_THROWS_WITH_AS(writer.counter(0, "mem", 0.0, "GiB", std::numeric_limits<double>::infinity()),
-                       "trace writer: counter \"mem\" GiB = inf; expected a finite number",
-                       hetsim::Error);
+  CHECK_THROWS_WITH_AS(
+      writer.counter(0, "mem", 0.0, "GiB", std::numeric_limits<double>::infinity()),
+      "trace writer: counter \"mem\" GiB = inf; expected a finite number", hetsim::Error);
   CHECK(writer.events_written() == 0);
   writer.name_process(0, "p", 0);
   writer.commit();

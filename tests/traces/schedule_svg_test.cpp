@@ -1,11 +1,12 @@
 // schedule_svg: one box per op, a legend entry per kind present, balanced tags, deterministic.
+#include "traces/schedule_svg.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
-#include "traces/schedule_svg.hpp"
 
 namespace {
 
@@ -75,16 +76,21 @@ TEST_CASE("kinds get distinct fills; odd chunks a darker shade of their kind") {
 TEST_CASE("boxes sit at their times: 960 px for the 5 ms schedule, 70 px left margin") {
   const std::string svg = hetsim::schedule_svg(zero_bubble_ops(), 2, "t");
   // The chunk-1 F of microbatch 2 runs 4 to 5 ms: x = 70 + 960 * 4/5, width 192.
-  CHECK(count(svg, "<rect x=\"838.00\" y=\"40.00\" width=\"192.00\" height=\"24.00\" "
-                   "fill=\"#3d85c6\"") == 1);
+  CHECK(count(svg,
+              "<rect x=\"838.00\" y=\"40.00\" width=\"192.00\" height=\"24.00\" "
+              "fill=\"#3d85c6\"") == 1);
   CHECK(count(svg, "<title>F microbatch 2 chunk 1: 4 to 5 ms</title>") == 1);
   // The microbatch number is written in the box's centre.
-  CHECK(count(svg, "<text x=\"934.00\" y=\"56.00\" font-size=\"11\" text-anchor=\"middle\">2</text>") == 1);
+  CHECK(count(svg,
+              "<text x=\"934.00\" y=\"56.00\" font-size=\"11\" text-anchor=\"middle\">2</text>") ==
+        1);
 }
 
 TEST_CASE("offloads and reloads get their own lane; titles are escaped; output is deterministic") {
-  const std::vector<hetsim::TimedOp> ops{{0, 'F', 0, 0, 0.0, 2.0}, {0, 'O', 0, 0, 2.0, 3.0},
-                                         {0, 'R', 0, 0, 5.0, 6.0}, {0, 'B', 0, 0, 6.0, 8.0}};
+  const std::vector<hetsim::TimedOp> ops{{0, 'F', 0, 0, 0.0, 2.0},
+                                         {0, 'O', 0, 0, 2.0, 3.0},
+                                         {0, 'R', 0, 0, 5.0, 6.0},
+                                         {0, 'B', 0, 0, 6.0, 8.0}};
   const std::string svg = hetsim::schedule_svg(ops, 1, "a<b & \"c\"");
   CHECK(count(svg, ">a&lt;b &amp; &quot;c&quot;</text>") == 1);
   CHECK(count(svg, "<rect") == 4 + 4);

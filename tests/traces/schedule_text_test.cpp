@@ -1,11 +1,12 @@
 // schedule_text: the grid for small hand-made schedules equals strings written by hand.
+#include "traces/schedule_text.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
-#include "traces/schedule_text.hpp"
 
 namespace {
 
@@ -34,9 +35,11 @@ TEST_CASE("1F1B on two ranks, two cells per time unit show microbatch digits") {
 }
 
 TEST_CASE("odd chunks are lower case, offloads get a copy line, microbatch shows its last digit") {
-  const std::vector<hetsim::TimedOp> ops{
-      {0, 'F', 12, 0, 0, 2}, {0, 'F', 12, 1, 2, 4}, {0, 'O', 12, 0, 2, 3},
-      {0, 'R', 12, 0, 5, 6}, {0, 'b', 0, 0, 0, 0}};
+  const std::vector<hetsim::TimedOp> ops{{0, 'F', 12, 0, 0, 2},
+                                         {0, 'F', 12, 1, 2, 4},
+                                         {0, 'O', 12, 0, 2, 3},
+                                         {0, 'R', 12, 0, 5, 6},
+                                         {0, 'b', 0, 0, 0, 0}};
   CHECK_THROWS_WITH_AS(hetsim::schedule_text(ops, 1, 1.0),
                        "schedule drawing: op 4 b (rank 0, microbatch 0, chunk 0, [0, 0]): expected "
                        "a kind among F, B, W, O, R",

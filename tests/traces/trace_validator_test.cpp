@@ -1,5 +1,7 @@
 // validate_trace_file: accepts what Perfetto's JSON importer reads as intended and rejects, with
 // a message naming file, JSON path, value and expectation, each broken rule.
+#include "traces/trace_validator.hpp"
+
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -8,7 +10,6 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "traces/trace_validator.hpp"
 
 namespace {
 
@@ -80,7 +81,8 @@ TEST_CASE("a well-formed trace is summarised") {
 }
 
 TEST_CASE("the array form and extra top-level members are accepted") {
-  CHECK(summary_of(R"([{"ph":"M","name":"process_name","pid":7,"args":{"name":"p"}}])").events == 1);
+  CHECK(summary_of(R"([{"ph":"M","name":"process_name","pid":7,"args":{"name":"p"}}])").events ==
+        1);
   CHECK(summary_of(R"({"otherData":{"traceEvents":1},"traceEvents":[],"displayTimeUnit":"ns"})")
             .events == 0);
 }
@@ -119,29 +121,32 @@ TEST_CASE("slices that partially overlap on one thread are rejected") {
 }
 
 TEST_CASE("unmatched and duplicated flows are rejected") {
-  CHECK(rejection(events(
-            R"({"ph":"X","name":"F","ts":0,"dur":1,"pid":1,"tid":1,"bind_id":"0x2a","flow_out":true})")) ==
-        "/traceEvents/3/bind_id: got \"0x2a\" on a flow_out slice that no flow_in slice matches; "
-        "expected exactly one flow_in slice with the same bind_id");
-  CHECK(rejection(events(
-            R"({"ph":"X","name":"F","ts":0,"dur":1,"pid":1,"tid":1,"bind_id":5,"flow_in":true})")) ==
-        "/traceEvents/3/bind_id: got \"0x5\" on a flow_in slice that no flow_out slice matches; "
-        "expected exactly one flow_out slice with the same bind_id");
-  CHECK(rejection(events(
-            R"({"ph":"X","name":"a","ts":0,"dur":1,"pid":1,"tid":1,"bind_id":5,"flow_in":true},)"
-            R"({"ph":"X","name":"b","ts":2,"dur":1,"pid":1,"tid":1,"bind_id":"5","flow_in":true})")) ==
-        "/traceEvents/4/bind_id: got \"0x5\" on a second flow_in slice (the first is "
-        "/traceEvents/3); expected exactly one flow_in slice per bind_id");
-  CHECK(rejection(events(
-            R"({"ph":"X","name":"a","ts":0,"dur":1,"pid":1,"tid":1,"bind_id":"xyz","flow_in":true})")) ==
-        "/traceEvents/3/bind_id: got \"xyz\"; expected a flow id (an unsigned integer or a "
-        "hexadecimal string)");
+  CHECK(
+      rejection(events(
+          R"({"ph":"X","name":"F","ts":0,"dur":1,"pid":1,"tid":1,"bind_id":"0x2a","flow_out":true})")) ==
+      "/traceEvents/3/bind_id: got \"0x2a\" on a flow_out slice that no flow_in slice matches; "
+      "expected exactly one flow_in slice with the same bind_id");
+  CHECK(
+      rejection(events(
+          R"({"ph":"X","name":"F","ts":0,"dur":1,"pid":1,"tid":1,"bind_id":5,"flow_in":true})")) ==
+      "/traceEvents/3/bind_id: got \"0x5\" on a flow_in slice that no flow_out slice matches; "
+      "expected exactly one flow_out slice with the same bind_id");
+  CHECK(
+      rejection(events(
+          R"({"ph":"X","name":"a","ts":0,"dur":1,"pid":1,"tid":1,"bind_id":5,"flow_in":true},)"
+          R"({"ph":"X","name":"b","ts":2,"dur":1,"pid":1,"tid":1,"bind_id":"5","flow_in":true})")) ==
+      "/traceEvents/4/bind_id: got \"0x5\" on a second flow_in slice (the first is "
+      "/traceEvents/3); expected exactly one flow_in slice per bind_id");
+  CHECK(
+      rejection(events(
+          R"({"ph":"X","name":"a","ts":0,"dur":1,"pid":1,"tid":1,"bind_id":"xyz","flow_in":true})")) ==
+      "/traceEvents/3/bind_id: got \"xyz\"; expected a flow id (an unsigned integer or a "
+      "hexadecimal string)");
 }
 
 TEST_CASE("an unnamed thread or process is rejected") {
-  CHECK(rejection(
-            R"({"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"p"}},)"
-            R"({"ph":"X","name":"F","ts":0,"dur":1,"pid":1,"tid":2}]})") ==
+  CHECK(rejection(R"({"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"p"}},)"
+                  R"({"ph":"X","name":"F","ts":0,"dur":1,"pid":1,"tid":2}]})") ==
         "/traceEvents/1/tid: got 2; expected a thread_name metadata event for pid 1, tid 2");
   CHECK(rejection(events(R"({"ph":"C","name":"memory","ts":0,"pid":9,"args":{"GiB":1}})")) ==
         "/traceEvents/3/pid: got 9; expected a process_name metadata event for pid 9");
@@ -190,7 +195,8 @@ TEST_CASE("counters, metadata and instants are checked") {
         "/traceEvents/3/args: got nothing; expected an object of numeric series");
   CHECK(rejection(events(R"({"ph":"M","name":"thread_name","pid":1,"tid":3,"args":{}})")) ==
         "/traceEvents/3/args/name: got nothing; expected a string");
-  CHECK(rejection(events(R"({"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":1.5}})")) ==
+  CHECK(rejection(events(
+            R"({"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":1.5}})")) ==
         "/traceEvents/3/args/sort_index: got 1.5; expected an integer");
   CHECK(rejection(events(R"({"ph":"i","name":"x","ts":0,"pid":1,"tid":1,"s":"q"})")) ==
         "/traceEvents/3/s: got \"q\"; expected \"g\", \"p\" or \"t\"");
