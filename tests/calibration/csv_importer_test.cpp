@@ -57,7 +57,7 @@ TEST_CASE("bad CSV cells and bad mappings name where they are") {
         }) == "p.csv: line 2: got n = inf (from \"ffn * (1 + gated) / tp\"); expected a n > 0");
   auto bad_kind = kMapping;
   bad_kind["ops"][0]["kind"] = "gem";
-  CHECK(message_of([&] { import_csv_text("tokens\n1\n", "p.csv", bad_kind, "map.json"); }).starts_with(
+  CHECK(message_of([&] { import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n1,2,3,True,1,1\n", "p.csv", bad_kind, "map.json"); }).starts_with(
       "map.json: /ops/0/kind: got \"gem\"; expected one of gemm"));
   auto bad_expression = kMapping;
   bad_expression["ops"][0]["n"] = "ffn * (1 + gated";
