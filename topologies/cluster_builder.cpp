@@ -6,6 +6,7 @@
 //   WAN link          = the WAN link's one-way latency
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "base/error.hpp"

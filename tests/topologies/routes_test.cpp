@@ -151,3 +151,9 @@ TEST_CASE("a GPU id out of range is an error, not undefined behaviour") {
   CHECK_THROWS_WITH_AS(cluster.route(0, 8), "cluster \"dgx-a100-1node\": GPU id 8 out of range 0..7",
                        hetsim::Error);
 }
+
+TEST_CASE("link classes print as the names reports use") {
+  CHECK(std::string(hetsim::to_string(LinkClass::kIntraNode)) == "intra_node");
+  CHECK(std::string(hetsim::to_string(LinkClass::kNic)) == "nic");
+  CHECK(std::string(hetsim::to_string(LinkClass::kWan)) == "wan");
+}
