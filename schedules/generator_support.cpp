@@ -25,4 +25,10 @@ Timetable empty_timetable(const std::string& kind, int ranks, int microbatches, 
   return t;
 }
 
+std::vector<std::vector<int>> v_stage_map(int ranks) {
+  std::vector<std::vector<int>> map(static_cast<std::size_t>(ranks));
+  for (int rank = 0; rank < ranks; ++rank) map[rank] = {rank, 2 * ranks - 1 - rank};
+  return map;
+}
+
 }  // namespace hetsim

@@ -19,7 +19,8 @@ void require_chunks(const std::string& kind, int chunks, int expected, const std
 }  // namespace
 
 const std::vector<std::string>& timetable_kinds() {
-  static const std::vector<std::string> kinds = {"gpipe", "1f1b", "interleaved", "bfs", "zb-h1"};
+  static const std::vector<std::string> kinds = {"gpipe", "1f1b", "interleaved", "bfs", "zb-h1",
+                                                  "zb-v", "dualpipe", "dualpipev"};
   return kinds;
 }
 
@@ -35,6 +36,14 @@ Timetable make_timetable(const std::string& kind, int ranks, int microbatches, i
   if (kind == "zb-h1") {
     require_chunks(kind, chunks, 1, "");
     return make_zb_h1(ranks, microbatches);
+  }
+  if (kind == "zb-v" || kind == "dualpipe" || kind == "dualpipev") {
+    // PyTorch's ScheduleZBVZeroBubble requires exactly two stages per rank; DualPipe's modules
+    // are a pair by construction.
+    require_chunks(kind, chunks, 2, "; the V and the two directions put two chunks on each rank");
+    if (kind == "zb-v") return make_zb_v(ranks, microbatches);
+    if (kind == "dualpipe") return make_dualpipe(ranks, microbatches);
+    return make_dualpipe_v(ranks, microbatches);
   }
   if (kind == "interleaved") return make_interleaved(ranks, microbatches, chunks);
   if (kind == "bfs") return make_looped_bfs(ranks, microbatches, chunks);

@@ -28,6 +28,18 @@ Timetable make_looped_bfs(int ranks, int microbatches, int chunks_per_rank);
 // bubbles; split_backward is true.
 Timetable make_zb_h1(int ranks, int microbatches);
 
+// ZB-V (Qi et al. 2024, Sec. 6) in PyTorch's ScheduleZBVZeroBubble order: two chunks per rank
+// in a V (stage r and 2p-1-r), split backward, 1F1B's peak activations.
+Timetable make_zb_v(int ranks, int microbatches);
+
+// DualPipe (DeepSeek-V3) in the order of DeepSeek's step(): two directions over p ranks, paths
+// 0..p-1 and p..2p-1, half the microbatches on each. Needs even p and even m >= 2p.
+Timetable make_dualpipe(int ranks, int microbatches);
+
+// DualPipeV (DeepSeek's cut-in-half DualPipe) in the order of its step(): the V placement, one
+// path through 2p stages. Needs m >= 2p.
+Timetable make_dualpipe_v(int ranks, int microbatches);
+
 // Names make_timetable accepts, in the order they are listed in messages.
 const std::vector<std::string>& timetable_kinds();
 

@@ -15,6 +15,17 @@ char to_char(OpKind k) {
   return '?';
 }
 
+std::vector<std::vector<char>> pair_starts(const Timetable& t) {
+  std::vector<std::vector<char>> starts(t.ops.size());
+  for (std::size_t rank = 0; rank < t.ops.size(); ++rank) {
+    starts[rank].assign(t.ops[rank].size(), 0);
+    if (rank < t.overlapped_pairs.size())
+      for (const int i : t.overlapped_pairs[rank])
+        if (i >= 0 && static_cast<std::size_t>(i) < starts[rank].size()) starts[rank][i] = 1;
+  }
+  return starts;
+}
+
 std::vector<std::vector<int>> looped_stage_map(int ranks, int chunks_per_rank) {
   std::vector<std::vector<int>> map(static_cast<std::size_t>(ranks));
   for (int rank = 0; rank < ranks; ++rank) {
@@ -58,6 +69,39 @@ std::vector<RankOp> stage_locations(const Timetable& t) {
   return located;
 }
 
+int path_index(const Timetable& t, int microbatch) {
+  return t.path_of_microbatch.empty() ? 0 : t.path_of_microbatch[microbatch];
+}
+
+int path_position(const Timetable& t, int microbatch, int stage) {
+  if (t.paths.empty()) return (stage >= 0 && stage < t.stages()) ? stage : -1;
+  const std::vector<int>& path = t.paths[path_index(t, microbatch)];
+  for (std::size_t i = 0; i < path.size(); ++i)
+    if (path[i] == stage) return static_cast<int>(i);
+  return -1;
+}
+
+int previous_stage(const Timetable& t, int microbatch, int stage) {
+  const int at = path_position(t, microbatch, stage);
+  if (at <= 0) return -1;
+  return t.paths.empty() ? stage - 1 : t.paths[path_index(t, microbatch)][at - 1];
+}
+
+int next_stage(const Timetable& t, int microbatch, int stage) {
+  const int at = path_position(t, microbatch, stage);
+  if (at < 0) return -1;
+  if (t.paths.empty()) return stage + 1 < t.stages() ? stage + 1 : -1;
+  const std::vector<int>& path = t.paths[path_index(t, microbatch)];
+  return at + 1 < static_cast<int>(path.size()) ? path[at + 1] : -1;
+}
+
+std::vector<int> path_stages(const Timetable& t, int microbatch) {
+  if (!t.paths.empty()) return t.paths[path_index(t, microbatch)];
+  std::vector<int> all(static_cast<std::size_t>(t.stages()));
+  for (int s = 0; s < t.stages(); ++s) all[s] = s;
+  return all;
+}
+
 namespace {
 
 RankOp op_at(const RankOp& where, OpKind kind, int microbatch) {
@@ -73,19 +117,33 @@ DependencyList dependencies(const Timetable& t, const std::vector<RankOp>& locat
                             const ScheduledOp& op) {
   DependencyList deps;
   const int s = t.stage(rank, op.chunk);
-  const auto add = [&](int stage, OpKind kind) {
-    deps.ops[deps.count++] = op_at(locations[stage], kind, op.microbatch);
+  const auto add_for = [&](int microbatch, int stage, OpKind kind) {
+    deps.ops[deps.count++] = op_at(locations[stage], kind, microbatch);
   };
+  const auto add = [&](int stage, OpKind kind) { add_for(op.microbatch, stage, kind); };
+  const int splits = t.sequence_splits;
+  const int segment = splits > 1 ? op.microbatch % splits : 0;
   switch (op.kind) {
-    case OpKind::kForward:
-      if (s > 0) add(s - 1, OpKind::kForward);
+    case OpKind::kForward: {
+      const int previous = previous_stage(t, op.microbatch, s);
+      if (previous >= 0) add(previous, OpKind::kForward);
+      if (segment > 0) add_for(op.microbatch - 1, s, OpKind::kForward);
       break;
-    case OpKind::kBackward:
+    }
+    case OpKind::kBackward: {
       // The loss is computed at the end of the last stage's forward, so its backward needs only
       // that forward; every other backward also needs the gradient from the next stage.
-      if (s + 1 < t.stages()) add(s + 1, OpKind::kBackward);
-      add(s, OpKind::kForward);
+      const int next = next_stage(t, op.microbatch, s);
+      if (next >= 0) add(next, OpKind::kBackward);
+      // A later segment's backward on this stage follows its own forward, which follows this
+      // segment's forward, so it stands in for F here and the list stays at two.
+      if (segment + 1 < splits) {
+        add_for(op.microbatch + 1, s, OpKind::kBackward);
+      } else {
+        add(s, OpKind::kForward);
+      }
       break;
+    }
     case OpKind::kWeight:
       add(s, OpKind::kBackward);
       break;
@@ -99,6 +157,10 @@ std::vector<RankOp> dependencies(const Timetable& t, int rank, const ScheduledOp
 }
 
 std::string describe(const Timetable& t, const RankOp& op) {
+  if (t.sequence_splits > 1)
+    return fmt::format("{}(mb {} segment {}, stage {}) on rank {}", to_char(op.op.kind),
+                       op.op.microbatch / t.sequence_splits, op.op.microbatch % t.sequence_splits,
+                       t.stage(op.rank, op.op.chunk), op.rank);
   return fmt::format("{}(mb {}, stage {}) on rank {}", to_char(op.op.kind), op.op.microbatch,
                      t.stage(op.rank, op.op.chunk), op.rank);
 }

@@ -37,18 +37,56 @@ struct Timetable {
   std::vector<std::vector<ScheduledOp>> ops;     // [rank] -> ordered ops
   std::vector<std::vector<int>> stage_of;        // [rank][chunk] -> virtual stage
 
+  // Paths, for bidirectional placements (DualPipe) where a microbatch visits only some virtual
+  // stages: each path is the sequence of stages a microbatch runs its forward through, and its
+  // position along the path is the slice of the model's layers that stage holds for it. Empty:
+  // one path 0..stages-1.
+  std::vector<std::vector<int>> paths;
+  std::vector<int> path_of_microbatch;  // [microbatch] -> index into paths; empty: all on path 0
+
+  // Seq1F1B: each microbatch is cut along the sequence into k segments, and `microbatches`
+  // counts segments (segment j of microbatch i has index i*k + j). On a stage, F of segment j
+  // follows F of segment j-1 (causal attention reads the earlier segments' keys and values) and
+  // B goes the other way (later segments send gradients back to earlier ones' keys and values).
+  int sequence_splits = 1;
+
+  // DualPipe's overlapped forward-backward: [rank] -> ascending positions i at which op i (an F)
+  // and op i+1 (a B of the other chunk) run as one unit, their compute and communication
+  // overlapped: the unit starts when both ops' inputs have arrived and both finish together.
+  // Empty: no overlapped units.
+  std::vector<std::vector<int>> overlapped_pairs;
+
+  // PipeDream weight stashing: parameter versions rank r keeps ([rank]; empty: 1 each).
+  std::vector<int> weight_versions;
+
   int stages() const { return ranks * chunks_per_rank; }
   // Inverse of stage_of (computed on demand; O(stages)).
   RankOp locate_stage(int stage) const;  // op is unset except chunk
   int stage(int rank, int chunk) const { return stage_of[rank][chunk]; }
 };
 
+// The path `microbatch` follows (paths[path_of_microbatch[mb]], or 0..stages-1 when paths is
+// empty); previous_stage/next_stage give the neighbours along it, -1 at its ends (and for a stage
+// not on it). path_position is the 0-based position of `stage` on that path, -1 when absent.
+int previous_stage(const Timetable& t, int microbatch, int stage);
+int next_stage(const Timetable& t, int microbatch, int stage);
+int path_position(const Timetable& t, int microbatch, int stage);
+int path_index(const Timetable& t, int microbatch);  // 0 when path_of_microbatch is empty
+// The stages of `microbatch`'s path, in forward order.
+std::vector<int> path_stages(const Timetable& t, int microbatch);
+
+// [rank][position] -> 1 where an overlapped pair starts (from overlapped_pairs), else 0.
+std::vector<std::vector<char>> pair_starts(const Timetable& t);
+
 // Megatron-LM's placement: virtual stage of (rank, chunk) is chunk * ranks + rank.
 std::vector<std::vector<int>> looped_stage_map(int ranks, int chunks_per_rank);
 
 // The ops that must finish before `op` on `rank` may start: the previous stage's F for F, the
-// next stage's B and this stage's F for B, this stage's B for W. Same-rank dependencies are
-// included; the caller decides which cross ranks (and so become transfers).
+// next stage's B and this stage's F for B, this stage's B for W, "previous" and "next" along the
+// microbatch's path. With sequence splits, F of segment j also needs F of segment j-1 on the
+// same stage, and B of segment j needs B of segment j+1 there (in place of its own F, which that
+// one already follows). Same-rank dependencies are included; the caller decides which cross
+// ranks (and so become transfers).
 std::vector<RankOp> dependencies(const Timetable& t, int rank, const ScheduledOp& op);
 
 // Every stage's (rank, chunk), indexed by stage: the inverse of stage_of in one O(stages) pass,
@@ -66,7 +104,8 @@ struct DependencyList {
 DependencyList dependencies(const Timetable& t, const std::vector<RankOp>& locations, int rank,
                             const ScheduledOp& op);
 
-// Human name of an op for messages: "F(mb 3, stage 5) on rank 1".
+// Human name of an op for messages: "F(mb 3, stage 5) on rank 1"; with sequence splits
+// "F(mb 1 segment 1, stage 5) on rank 1".
 std::string describe(const Timetable& t, const RankOp& op);
 
 }  // namespace hetsim

@@ -70,6 +70,14 @@ int read_count(const JsonInput& root, const std::string& key, long long fallback
   return static_cast<int>(v);
 }
 
+// An integer in [low, high] at `cell`, or an InputError saying so.
+int read_int_in(const JsonInput& cell, long long low, long long high, const std::string& what) {
+  const auto& v = cell.value();
+  if (!v.is_number_integer() || v.get<long long>() < low || v.get<long long>() > high)
+    cell.fail(what);
+  return static_cast<int>(v.get<long long>());
+}
+
 }  // namespace
 
 nlohmann::json timetable_to_json(const Timetable& t) {
@@ -80,6 +88,13 @@ nlohmann::json timetable_to_json(const Timetable& t) {
   j["chunks_per_rank"] = t.chunks_per_rank;
   j["split_backward"] = t.split_backward;
   j["stage_of"] = t.stage_of;
+  // The extensions are written only when they differ from their defaults, so timetables without
+  // them read exactly as before.
+  if (t.sequence_splits != 1) j["sequence_splits"] = t.sequence_splits;
+  if (!t.paths.empty()) j["paths"] = t.paths;
+  if (!t.path_of_microbatch.empty()) j["path_of_microbatch"] = t.path_of_microbatch;
+  if (!t.overlapped_pairs.empty()) j["overlapped_pairs"] = t.overlapped_pairs;
+  if (!t.weight_versions.empty()) j["weight_versions"] = t.weight_versions;
   nlohmann::json ops = nlohmann::json::array();
   const bool with_chunk = t.chunks_per_rank > 1;
   for (const auto& list : t.ops) {
@@ -93,8 +108,9 @@ nlohmann::json timetable_to_json(const Timetable& t) {
 
 Timetable timetable_from_json(const nlohmann::json& j, const std::string& file) {
   const JsonInput root(j, file);
-  root.reject_unknown_keys(
-      {"kind", "ranks", "microbatches", "chunks_per_rank", "split_backward", "stage_of", "ops"});
+  root.reject_unknown_keys({"kind", "ranks", "microbatches", "chunks_per_rank", "split_backward",
+                            "stage_of", "ops", "sequence_splits", "paths", "path_of_microbatch",
+                            "overlapped_pairs", "weight_versions"});
   Timetable t;
   t.kind = root.string_or("kind", "custom");
   t.ranks = read_count(root, "ranks", 0);
@@ -125,6 +141,56 @@ Timetable timetable_from_json(const nlohmann::json& j, const std::string& file) 
     }
   } else {
     t.stage_of = looped_stage_map(t.ranks, t.chunks_per_rank);
+  }
+
+  t.sequence_splits = read_count(root, "sequence_splits", 1);
+  if (t.microbatches % t.sequence_splits != 0)
+    root.at("sequence_splits")
+        .fail(fmt::format("a divisor of microbatches ({}): microbatches count sequence segments",
+                          t.microbatches));
+  if (root.has("paths")) {
+    const JsonInput paths = root.at("paths");
+    const std::size_t n = paths.array_size();
+    if (n == 0) paths.fail("a non-empty array of paths (leave it out for the single path)");
+    for (std::size_t i = 0; i < n; ++i) {
+      const JsonInput path = paths.at(i);
+      const std::size_t len = path.array_size();
+      if (len == 0) path.fail("a non-empty array of stages");
+      std::vector<int> stages;
+      for (std::size_t k = 0; k < len; ++k)
+        stages.push_back(read_int_in(path.at(k), 0, t.stages() - 1,
+                                     fmt::format("a stage index in 0..{}", t.stages() - 1)));
+      t.paths.push_back(std::move(stages));
+    }
+  }
+  if (root.has("path_of_microbatch")) {
+    const JsonInput of = root.at("path_of_microbatch");
+    if (of.array_size() != static_cast<std::size_t>(t.microbatches))
+      of.fail(fmt::format("an array of {} path indices, one per microbatch", t.microbatches));
+    const long long last = t.paths.empty() ? 0 : static_cast<long long>(t.paths.size()) - 1;
+    for (int mb = 0; mb < t.microbatches; ++mb)
+      t.path_of_microbatch.push_back(read_int_in(of.at(static_cast<std::size_t>(mb)), 0, last,
+                                                 fmt::format("a path index in 0..{}", last)));
+  }
+  if (root.has("overlapped_pairs")) {
+    const JsonInput rows = root.at("overlapped_pairs");
+    if (rows.array_size() != static_cast<std::size_t>(t.ranks))
+      rows.fail(fmt::format("an array of {} rows of positions, one per rank", t.ranks));
+    for (int rank = 0; rank < t.ranks; ++rank) {
+      const JsonInput row = rows.at(static_cast<std::size_t>(rank));
+      std::vector<int> positions;
+      for (std::size_t i = 0; i < row.array_size(); ++i)
+        positions.push_back(read_int_in(row.at(i), 0, 1'000'000'000, "an op position >= 0"));
+      t.overlapped_pairs.push_back(std::move(positions));
+    }
+  }
+  if (root.has("weight_versions")) {
+    const JsonInput versions = root.at("weight_versions");
+    if (versions.array_size() != static_cast<std::size_t>(t.ranks))
+      versions.fail(fmt::format("an array of {} counts, one per rank", t.ranks));
+    for (int rank = 0; rank < t.ranks; ++rank)
+      t.weight_versions.push_back(read_int_in(versions.at(static_cast<std::size_t>(rank)), 1,
+                                              1'000'000'000, "an integer >= 1"));
   }
 
   const JsonInput lists = root.at("ops");

@@ -58,6 +58,70 @@ void check_shape(const Timetable& t) {
       fail(fmt::format("stage_of[{}] has {} entries for {} chunks per rank", rank,
                        t.stage_of[rank].size(), t.chunks_per_rank));
   }
+  if (t.sequence_splits < 1)
+    fail(fmt::format("sequence_splits must be >= 1 (got {})", t.sequence_splits));
+  if (t.microbatches % t.sequence_splits != 0)
+    fail(fmt::format("microbatches ({}) count sequence segments, so must be a multiple of "
+                     "sequence_splits ({})",
+                     t.microbatches, t.sequence_splits));
+  for (std::size_t i = 0; i < t.paths.size(); ++i) {
+    const auto& path = t.paths[i];
+    if (path.empty()) fail(fmt::format("paths[{}] is empty", i));
+    std::vector<bool> on_path(static_cast<std::size_t>(t.stages()), false);
+    for (const int s : path) {
+      if (s < 0 || s >= t.stages())
+        fail(fmt::format("paths[{}] has stage {}; stages are 0..{}", i, s, t.stages() - 1));
+      if (on_path[s]) fail(fmt::format("paths[{}] visits stage {} twice", i, s));
+      on_path[s] = true;
+    }
+  }
+  if (!t.path_of_microbatch.empty()) {
+    if (t.path_of_microbatch.size() != static_cast<std::size_t>(t.microbatches))
+      fail(fmt::format("path_of_microbatch has {} entries for {} microbatches",
+                       t.path_of_microbatch.size(), t.microbatches));
+    const int path_count = t.paths.empty() ? 1 : static_cast<int>(t.paths.size());
+    for (int mb = 0; mb < t.microbatches; ++mb) {
+      const int path = t.path_of_microbatch[mb];
+      if (path < 0 || path >= path_count)
+        fail(fmt::format("path_of_microbatch[{}] = {}; paths are 0..{}", mb, path, path_count - 1));
+      // Segments of one microbatch are one sequence: they travel together.
+      if (t.sequence_splits > 1 && mb % t.sequence_splits != 0 &&
+          path != t.path_of_microbatch[mb - 1])
+        fail(fmt::format("path_of_microbatch[{}] = {} differs from segment {} of the same "
+                         "microbatch (path {})",
+                         mb, path, mb - 1, t.path_of_microbatch[mb - 1]));
+    }
+  }
+  if (!t.overlapped_pairs.empty()) {
+    if (t.overlapped_pairs.size() != static_cast<std::size_t>(t.ranks))
+      fail(fmt::format("overlapped_pairs has {} rows for {} ranks", t.overlapped_pairs.size(),
+                       t.ranks));
+    for (int rank = 0; rank < t.ranks; ++rank) {
+      const auto& list = t.ops[rank];
+      int previous = -2;
+      for (const int i : t.overlapped_pairs[rank]) {
+        if (i < 0 || static_cast<std::size_t>(i) + 1 >= list.size() || i < previous + 2)
+          fail(fmt::format("overlapped_pairs[{}] has position {}; pairs need ascending positions "
+                           "i with ops i and i+1 on the rank, not sharing an op",
+                           rank, i));
+        if (list[i].kind != OpKind::kForward || list[i + 1].kind != OpKind::kBackward)
+          fail(fmt::format("overlapped_pairs[{}] position {} pairs {}{} with {}{}; a pair is an F "
+                           "followed by a B",
+                           rank, i, to_char(list[i].kind), list[i].microbatch,
+                           to_char(list[i + 1].kind), list[i + 1].microbatch));
+        previous = i;
+      }
+    }
+  }
+  if (!t.weight_versions.empty()) {
+    if (t.weight_versions.size() != static_cast<std::size_t>(t.ranks))
+      fail(fmt::format("weight_versions has {} entries for {} ranks", t.weight_versions.size(),
+                       t.ranks));
+    for (int rank = 0; rank < t.ranks; ++rank)
+      if (t.weight_versions[rank] < 1)
+        fail(fmt::format("weight_versions[{}] must be >= 1 (got {})", rank,
+                         t.weight_versions[rank]));
+  }
 }
 
 struct Position {
@@ -86,6 +150,10 @@ std::vector<Position> place_ops(const Timetable& t, const OpIndex& index) {
         throw ScheduleError(fmt::format(
             "timetable '{}': {} at position {} is a weight-gradient op, but split_backward is false",
             t.kind, describe(t, here), i));
+      if (path_position(t, op.microbatch, t.stage(rank, op.chunk)) < 0)
+        throw ScheduleError(fmt::format(
+            "timetable '{}': {} at position {} is off its microbatch's path {}", t.kind,
+            describe(t, here), i, path_index(t, op.microbatch)));
       Position& slot = where[index.of(op.kind, op.microbatch, t.stage(rank, op.chunk))];
       if (slot.rank != kNone)
         throw ScheduleError(fmt::format("timetable '{}': {} appears twice, at positions {} and {}",
@@ -97,10 +165,15 @@ std::vector<Position> place_ops(const Timetable& t, const OpIndex& index) {
   std::vector<std::string> missing;
   std::size_t missing_count = 0;
   const int kinds = t.split_backward ? 3 : 2;
+  // Stage-major order (then kind, then microbatch) so messages list ops the way a reader scans a
+  // pipeline; a microbatch is expected only on the stages of its path.
+  std::vector<std::vector<int>> on_stage(static_cast<std::size_t>(t.stages()));
+  for (int mb = 0; mb < t.microbatches; ++mb)
+    for (const int stage : path_stages(t, mb)) on_stage[stage].push_back(mb);
   for (int stage = 0; stage < t.stages(); ++stage) {
     for (int k = 0; k < kinds; ++k) {
       const auto kind = static_cast<OpKind>(k);
-      for (int mb = 0; mb < t.microbatches; ++mb) {
+      for (const int mb : on_stage[stage]) {
         if (where[index.of(kind, mb, stage)].rank != kNone) continue;
         if (missing.size() < kMaxNamed) {
           RankOp op = located[stage];
@@ -151,29 +224,36 @@ void walk(const Timetable& t, const std::vector<RankOp>& located, const OpIndex&
   const auto id_of = [&](const RankOp& op) {
     return index.of(op.op.kind, op.op.microbatch, t.stage(op.rank, op.op.chunk));
   };
+  // An overlapped pair is one unit: it starts only when the inputs of both its ops are done.
+  const auto starts = pair_starts(t);
   while (!runnable.empty()) {
     const int rank = runnable.front();
     runnable.pop_front();
     const auto& list = t.ops[rank];
     while (next[rank] < list.size()) {
-      const RankOp op{rank, list[next[rank]]};
+      const std::size_t unit = starts[rank][next[rank]] ? 2 : 1;
+      const std::size_t first_id = id_of({rank, list[next[rank]]});
       bool blocked = false;
-      for (const RankOp& dep : dependencies(t, located, rank, op.op)) {
-        const std::size_t dep_id = id_of(dep);
-        if (done[dep_id]) continue;
-        waits_for[rank] = dep;
-        parked_next[rank] = parked_head[dep_id];
-        parked_head[dep_id] = rank;
-        blocked = true;
-        break;
+      for (std::size_t k = 0; k < unit && !blocked; ++k) {
+        for (const RankOp& dep : dependencies(t, located, rank, list[next[rank] + k])) {
+          const std::size_t dep_id = id_of(dep);
+          if (done[dep_id] || (k > 0 && dep_id == first_id)) continue;
+          waits_for[rank] = dep;
+          parked_next[rank] = parked_head[dep_id];
+          parked_head[dep_id] = rank;
+          blocked = true;
+          break;
+        }
       }
       if (blocked) break;
-      const std::size_t id = id_of(op);
-      done[id] = true;
-      for (int woken = parked_head[id]; woken != kNone; woken = parked_next[woken])
-        runnable.push_back(woken);
-      parked_head[id] = kNone;
-      ++next[rank];
+      for (std::size_t k = 0; k < unit; ++k) {
+        const std::size_t id = id_of({rank, list[next[rank]]});
+        done[id] = true;
+        for (int woken = parked_head[id]; woken != kNone; woken = parked_next[woken])
+          runnable.push_back(woken);
+        parked_head[id] = kNone;
+        ++next[rank];
+      }
     }
   }
   // Every unfinished rank is parked on an op of another unfinished rank (same-rank order was

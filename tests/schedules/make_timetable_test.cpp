@@ -11,7 +11,9 @@ using hetsim::testing::error_text;
 TEST_CASE("every known kind builds a valid timetable of that kind") {
   for (const auto& kind : hetsim::timetable_kinds()) {
     CAPTURE(kind);
-    const int chunks = (kind == "interleaved" || kind == "bfs") ? 2 : 1;
+    const bool two = kind == "interleaved" || kind == "bfs" || kind == "zb-v" ||
+                     kind == "dualpipe" || kind == "dualpipev";
+    const int chunks = two ? 2 : 1;
     const auto t = hetsim::make_timetable(kind, 4, 8, chunks);
     CHECK(t.kind == kind);
     CHECK(t.chunks_per_rank == chunks);
