@@ -1,5 +1,7 @@
 #include "sim/abstract_schedule.hpp"
 
+#include <algorithm>
+
 #include "base/error.hpp"
 #include "models/chunk_cost.hpp"
 #include "sim/pipeline_replay.hpp"
@@ -33,10 +35,17 @@ ScheduleReplay replay_schedule(const Timetable& timetable, const AbstractCosts& 
   result.makespan = stats.pipeline_end_s;
   result.events = stats.events;
   result.peak_activations = stats.peak_activation_bytes;
+  double longest_span = -1;
   for (int r = 0; r < timetable.ranks; ++r) {
     const double idle = 1 - stats.busy_s[r] / result.makespan;
     result.bubble_fraction_per_rank.push_back(idle);
     result.bubble_fraction += idle / timetable.ranks;
+    result.max_rank_idle = std::max(result.max_rank_idle, result.makespan - stats.busy_s[r]);
+    const double span = stats.last_op_end_s[r] - stats.first_op_start_s[r];
+    if (span > longest_span) {
+      longest_span = span;
+      result.bubble_span_fraction = (span - stats.busy_s[r]) / span;
+    }
   }
   return result;
 }

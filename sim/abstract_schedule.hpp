@@ -19,10 +19,16 @@ struct AbstractCosts {
   double transfer = 0;
 };
 
+// The three bubble definitions of the literature, each under its own name.
 struct ScheduleReplay {
   double makespan = 0;
-  double bubble_fraction = 0;               // idle share of all ranks over the makespan
+  // Megatron/GPipe: the idle share of all ranks over the makespan.
+  double bubble_fraction = 0;
   std::vector<double> bubble_fraction_per_rank;
+  // Zero-bubble papers: the idle share of the longest single-rank span, first op to last op.
+  double bubble_span_fraction = 0;
+  // DualPipe: the largest idle time of any rank between time 0 and the makespan.
+  double max_rank_idle = 0;
   std::vector<double> peak_activations;     // [rank], microbatch-stage units
   std::uint64_t events = 0;
 };

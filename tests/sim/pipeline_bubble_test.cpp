@@ -76,3 +76,22 @@ TEST_CASE("op times must be positive") {
   CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{0, 1, 0, 0}),
                        "op times need F > 0, B > 0, W >= 0 and transfer >= 0", PlanError);
 }
+
+TEST_CASE("the three bubble definitions on 1F1B") {
+  // Rank 0 works from 0 to the makespan (m + p - 1)(F + B) and idles (p - 1)(F + B) of it: that
+  // is both the longest span's idle share and the largest idle time of any rank.
+  const int p = 4, m = 8;
+  const double f = 1, b = 2;
+  const ScheduleReplay r = replay_schedule(make_1f1b(p, m), AbstractCosts{f, b, 0, 0});
+  check_exact(r.max_rank_idle, (p - 1) * (f + b), "max_rank_idle");
+  check_exact(r.bubble_span_fraction, (p - 1.0) / (m + p - 1.0), "bubble_span_fraction");
+}
+
+TEST_CASE("ZB-H1 with F = B = W = 1: bubble (p - 1)(F + B - W) per rank") {
+  // Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), section 3.1: ZB-H1's bubble is
+  // (p - 1)(T_F + T_B - T_W), a third of 1F1B's (p - 1)(T_F + T_B + T_W) when all are equal.
+  const int p = 8, m = 16;
+  const ScheduleReplay r = replay_schedule(make_timetable("zb-h1", p, m, 1), AbstractCosts{1, 1, 1, 0});
+  check_exact(r.max_rank_idle, (p - 1) * (1.0 + 1 - 1), "zb-h1 max_rank_idle");
+  check_exact(r.makespan, 3.0 * m + (p - 1), "zb-h1 makespan");
+}

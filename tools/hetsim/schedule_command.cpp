@@ -69,13 +69,16 @@ void run(const ScheduleArgs& args) {
                                 {"makespan", result.makespan},
                                 {"bubble_fraction", result.bubble_fraction},
                                 {"bubble_fraction_per_rank", result.bubble_fraction_per_rank},
+                                {"bubble_span_fraction", result.bubble_span_fraction},
+                                {"max_rank_idle", result.max_rank_idle},
                                 {"peak_activations", result.peak_activations},
                                 {"events", result.events}};
     fmt::print("{}\n", report.dump(2));
   } else {
-    fmt::print("{} schedule, p={} m={} v={}: makespan {:.6g}, bubble fraction {:.4f}\n", timetable.kind,
-               timetable.ranks, timetable.microbatches, timetable.chunks_per_rank, result.makespan,
-               result.bubble_fraction);
+    fmt::print("{} schedule, p={} m={} v={}: makespan {:.6g}\n", timetable.kind, timetable.ranks,
+               timetable.microbatches, timetable.chunks_per_rank, result.makespan);
+    fmt::print("  bubble_fraction {:.4f}, bubble_span_fraction {:.4f}, max_rank_idle {:.6g}\n",
+               result.bubble_fraction, result.bubble_span_fraction, result.max_rank_idle);
     for (int r = 0; r < timetable.ranks; ++r)
       fmt::print("  rank {:>3}: bubble {:.4f}, peak activations {:.4g} microbatches\n", r,
                  result.bubble_fraction_per_rank[r], result.peak_activations[r]);
@@ -94,9 +97,11 @@ void add_schedule_command(CLI::App& app) {
   auto args = std::make_shared<ScheduleArgs>();
   CLI::App* cmd = app.add_subcommand(
       "schedule",
-      "Replay a pipeline schedule with abstract op times (no cluster) and report its makespan, bubble "
-      "fraction (idle share of all ranks over the makespan) and peak activations per rank (in "
-      "microbatches of one stage).\nExample: hetsim schedule --kind 1f1b --pp 8 --mb 16 --f 1 --b 2 "
+      "Replay a pipeline schedule with abstract op times (no cluster) and report its makespan, peak "
+      "activations per rank (in microbatches of one stage) and the bubble under the three definitions "
+      "in use:\n  bubble_fraction       idle share of all ranks over the makespan (Megatron, GPipe)\n"
+      "  bubble_span_fraction  idle share of the longest single-rank span, first op to last "
+      "(zero-bubble papers)\n  max_rank_idle         largest idle time of any rank (DualPipe)\nExample: hetsim schedule --kind 1f1b --pp 8 --mb 16 --f 1 --b 2 "
       "--json --svg 1f1b.svg");
   cmd->add_option("--kind", args->kind, "schedule kind: gpipe, 1f1b, ...")->capture_default_str();
   cmd->add_option("--pp", args->pp, "pipeline ranks p")->capture_default_str();
