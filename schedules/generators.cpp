@@ -20,7 +20,8 @@ void require_chunks(const std::string& kind, int chunks, int expected, const std
 
 const std::vector<std::string>& timetable_kinds() {
   static const std::vector<std::string> kinds = {"gpipe", "1f1b", "interleaved", "bfs", "zb-h1",
-                                                  "zb-v", "dualpipe", "dualpipev"};
+                                                  "zb-v", "dualpipe", "dualpipev",
+                                                  "seq1f1b", "pipedream", "pipedream-2bw"};
   return kinds;
 }
 
@@ -37,6 +38,13 @@ Timetable make_timetable(const std::string& kind, int ranks, int microbatches, i
     require_chunks(kind, chunks, 1, "");
     return make_zb_h1(ranks, microbatches);
   }
+  if (kind == "pipedream" || kind == "pipedream-2bw") {
+    require_chunks(kind, chunks, 1, "");
+    return kind == "pipedream" ? make_pipedream(ranks, microbatches)
+                               : make_pipedream_2bw(ranks, microbatches);
+  }
+  // Seq1F1B has no chunks; its third number is the sequence splits k.
+  if (kind == "seq1f1b") return make_seq1f1b(ranks, microbatches, chunks);
   if (kind == "zb-v" || kind == "dualpipe" || kind == "dualpipev") {
     // PyTorch's ScheduleZBVZeroBubble requires exactly two stages per rank; DualPipe's modules
     // are a pair by construction.

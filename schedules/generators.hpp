@@ -28,6 +28,16 @@ Timetable make_looped_bfs(int ranks, int microbatches, int chunks_per_rank);
 // bubbles; split_backward is true.
 Timetable make_zb_h1(int ranks, int microbatches);
 
+// Seq1F1B (Sun et al., NAACL 2025): 1F1B over sequence segments; each microbatch is cut into
+// `splits` segments, which become the timetable's microbatches (sequence_splits = splits).
+Timetable make_seq1f1b(int ranks, int microbatches, int splits);
+
+// PipeDream (Narayanan et al., SOSP 2019) and PipeDream-2BW (Narayanan et al., ICML 2021): the
+// 1F1B order of one iteration's m microbatches without a flush, with the parameter versions
+// each rank keeps: p - r (one per in-flight microbatch) for PipeDream, 2 for 2BW.
+Timetable make_pipedream(int ranks, int microbatches);
+Timetable make_pipedream_2bw(int ranks, int microbatches);
+
 // ZB-V (Qi et al. 2024, Sec. 6) in PyTorch's ScheduleZBVZeroBubble order: two chunks per rank
 // in a V (stage r and 2p-1-r), split backward, 1F1B's peak activations.
 Timetable make_zb_v(int ranks, int microbatches);

@@ -13,7 +13,7 @@ TEST_CASE("every known kind builds a valid timetable of that kind") {
     CAPTURE(kind);
     const bool two = kind == "interleaved" || kind == "bfs" || kind == "zb-v" ||
                      kind == "dualpipe" || kind == "dualpipev";
-    const int chunks = two ? 2 : 1;
+    const int chunks = two ? 2 : 1;  // for seq1f1b the third number is k; 1 keeps m segments
     const auto t = hetsim::make_timetable(kind, 4, 8, chunks);
     CHECK(t.kind == kind);
     CHECK(t.chunks_per_rank == chunks);

@@ -111,3 +111,23 @@ TEST_CASE("load_timetable names an unreadable file") {
   CHECK(error_text<InputError>([] { hetsim::load_timetable("/nonexistent/t.json"); }) ==
         "/nonexistent/t.json: (document): got an unreadable file; expected a readable JSON file");
 }
+
+TEST_CASE("paths, overlapped pairs and sequence splits round-trip; an op off its path is named") {
+  for (const auto& t : {hetsim::make_dualpipe(4, 8), hetsim::make_seq1f1b(3, 4, 2)}) {
+    const auto back = hetsim::timetable_from_json(hetsim::timetable_to_json(t), "t.json");
+    CHECK(back.paths == t.paths);
+    CHECK(back.path_of_microbatch == t.path_of_microbatch);
+    CHECK(back.overlapped_pairs == t.overlapped_pairs);
+    CHECK(back.sequence_splits == t.sequence_splits);
+    CHECK(back.ops == t.ops);
+    CHECK_NOTHROW(hetsim::validate(back));
+  }
+  const auto plain = hetsim::timetable_to_json(hetsim::make_1f1b(2, 2));
+  for (const char* key : {"paths", "path_of_microbatch", "overlapped_pairs", "sequence_splits"})
+    CHECK_FALSE(plain.contains(key));
+  auto t = hetsim::make_dualpipe(2, 4);
+  t.path_of_microbatch[0] = 1;  // mb 0 now belongs on stages 2..3, but runs on stage 0
+  CHECK(hetsim::testing::error_text<hetsim::ScheduleError>([&] { hetsim::validate(t); }) ==
+        "timetable 'dualpipe': F(mb 0, stage 0) on rank 0 at position 0 is off its microbatch's "
+        "path 1");
+}
