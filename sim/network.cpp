@@ -1,19 +1,47 @@
 #include "sim/network.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include "base/error.hpp"
 
 namespace hetsim {
 
-Network::Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& listener)
+namespace {
+// Min-heap order of fair shares; the link id breaks ties so the filling order never depends on
+// the heap's internal layout.
+bool larger_share(double a_share, int a_link, double b_share, int b_link) {
+  if (a_share != b_share) return a_share > b_share;
+  return a_link > b_link;
+}
+}  // namespace
+
+Network::Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& listener,
+                 NetworkOptions options)
     : engine_(engine),
       handler_id_(engine.add_handler(*this)),
       listener_(listener),
+      options_(options),
       links_(std::move(links)),
+      capacity_(links_.size()),
+      next_step_(links_.size(), 0),
+      step_pending_(links_.size(), false),
       flows_on_link_(links_.size()),
-      link_bytes_(links_.size(), 0.0) {}
+      link_bytes_(links_.size(), 0.0),
+      link_mark_(links_.size(), 0),
+      link_left_(links_.size(), 0.0),
+      link_unfrozen_(links_.size(), 0),
+      link_version_(links_.size(), 0) {
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    if (!(links_[l].bandwidth_bytes_per_s > 0))
+      throw Error("network: link " + std::to_string(l) + " has no bandwidth");
+    for (const BandwidthStep& step : links_[l].bandwidth_steps)
+      if (!(step.bytes_per_s > 0))
+        throw Error("network: a bandwidth step of link " + std::to_string(l) + " is not positive");
+    capacity_[l] = links_[l].bandwidth_bytes_per_s;
+  }
+}
+
+std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
 
 void Network::start_flow(const std::vector<int>& route, double bytes, std::uint64_t token) {
   std::uint32_t index;
@@ -23,7 +51,9 @@ void Network::start_flow(const std::vector<int>& route, double bytes, std::uint6
   } else {
     index = static_cast<std::uint32_t>(flows_.size());
     flows_.emplace_back();
-    touched_mark_.push_back(0);
+    flow_mark_.push_back(0);
+    frozen_mark_.push_back(0);
+    old_rate_.push_back(0);
   }
   Flow& flow = flows_[index];
   flow.route = route;
@@ -32,19 +62,25 @@ void Network::start_flow(const std::vector<int>& route, double bytes, std::uint6
   flow.updated_at = engine_.now();
   flow.token = token;
   flow.active = true;
-  flow.latency_s = 0;
+  flow.draining = false;
+  flow.delay_s = options_.per_message_overhead_s;
   for (int link : route) {
-    flow.latency_s += links_[link].latency_s;
+    flow.delay_s += links_[link].latency_s;
     link_bytes_[link] += bytes;
   }
   ++active_count_;
   if (route.empty() || bytes <= 0) {
-    // Nothing to drain: only the route's latency remains.
+    // Nothing to drain: only the route's latency (and the overhead) remains.
     finish_draining(index);
+    listener_.on_flow_drained(token);
     return;
   }
-  for (int link : route) flows_on_link_[link].push_back(index);
-  reschedule_flows_on(flows_[index].route);
+  flow.draining = true;
+  for (int link : route) {
+    track_bandwidth_steps(link);
+    flows_on_link_[link].push_back(index);
+  }
+  recompute(flows_[index].route);
 }
 
 void Network::settle(Flow& flow) {
@@ -53,49 +89,130 @@ void Network::settle(Flow& flow) {
   flow.updated_at = now;
 }
 
-void Network::reschedule_flows_on(const std::vector<int>& route) {
-  // Every flow sharing a link with `route` may see its share change; collect each once.
-  ++mark_epoch_;
-  touched_.clear();
-  for (int link : route) {
-    for (std::uint32_t other : flows_on_link_[link]) {
-      if (touched_mark_[other] == mark_epoch_) continue;
-      touched_mark_[other] = mark_epoch_;
-      touched_.push_back(other);
+void Network::collect_component(const std::vector<int>& seed_links) {
+  ++epoch_;
+  component_.clear();
+  component_links_.clear();
+  // component_links_ doubles as the work list: links are appended when first reached and
+  // scanned in order, so the walk is breadth-first and needs no second container.
+  const auto reach = [this](int link) {
+    if (link_mark_[link] == epoch_) return;
+    link_mark_[link] = epoch_;
+    component_links_.push_back(link);
+  };
+  if (options_.incremental) {
+    for (int link : seed_links) reach(link);
+  } else {
+    for (std::size_t l = 0; l < links_.size(); ++l)
+      if (!flows_on_link_[l].empty()) reach(static_cast<int>(l));
+  }
+  for (std::size_t next = 0; next < component_links_.size(); ++next) {
+    for (std::uint32_t f : flows_on_link_[component_links_[next]]) {
+      if (flow_mark_[f] == epoch_) continue;
+      flow_mark_[f] = epoch_;
+      component_.push_back(f);
+      for (int link : flows_[f].route) reach(link);
     }
   }
-  for (std::uint32_t index : touched_) settle(flows_[index]);
-  for (std::uint32_t index : touched_) reschedule(index);
 }
 
-void Network::reschedule(std::uint32_t index) {
-  Flow& flow = flows_[index];
-  double rate = std::numeric_limits<double>::infinity();
-  for (int link : flow.route) {
-    const double share =
-        links_[link].bandwidth_bytes_per_s / static_cast<double>(flows_on_link_[link].size());
-    rate = std::min(rate, share);
+void Network::recompute(const std::vector<int>& seed_links) {
+  collect_component(seed_links);
+  ++recomputations_;
+  flows_recomputed_ += component_.size();
+  for (std::uint32_t f : component_) {
+    settle(flows_[f]);
+    old_rate_[f] = flows_[f].rate;
   }
-  flow.rate = rate;
-  ++flow.generation;
-  const std::uint64_t payload = (static_cast<std::uint64_t>(flow.generation) << 32) | index;
-  engine_.schedule(flow.remaining_bytes / rate, handler_id_, kDrained, payload);
+  progressive_filling();
+  // A flow whose rate is unchanged keeps its pending drain event: its remaining bytes were
+  // settled at that same rate, so the event's time is still right.
+  for (std::uint32_t f : component_)
+    if (flows_[f].rate != old_rate_[f]) schedule_drain(f);
+}
+
+void Network::progressive_filling() {
+  heap_.clear();
+  const auto heap_order = [](const Share& a, const Share& b) {
+    return larger_share(a.share, a.link, b.share, b.link);
+  };
+  for (int link : component_links_) {
+    link_left_[link] = capacity_[link];
+    link_unfrozen_[link] = static_cast<std::uint32_t>(flows_on_link_[link].size());
+    ++link_version_[link];
+    if (link_unfrozen_[link] == 0) continue;
+    heap_.push_back({link_left_[link] / link_unfrozen_[link], link, link_version_[link]});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), heap_order);
+  const std::uint32_t frozen_epoch = epoch_;
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), heap_order);
+    const Share top = heap_.back();
+    heap_.pop_back();
+    if (top.version != link_version_[top.link] || link_unfrozen_[top.link] == 0) continue;
+    // The smallest fair share in the component: every unfrozen flow on this link gets it. Taking
+    // it off the other links only raises their shares ((c - s)/(n - 1) >= c/n when s <= c/n), so
+    // stale heap entries are always smaller than the live ones and can be skipped.
+    for (std::uint32_t f : flows_on_link_[top.link]) {
+      if (frozen_mark_[f] == frozen_epoch) continue;
+      frozen_mark_[f] = frozen_epoch;
+      flows_[f].rate = top.share;
+      for (int link : flows_[f].route) {
+        link_left_[link] = std::max(0.0, link_left_[link] - top.share);
+        --link_unfrozen_[link];
+        if (link == top.link || link_unfrozen_[link] == 0) continue;
+        heap_.push_back({link_left_[link] / link_unfrozen_[link], link, ++link_version_[link]});
+        std::push_heap(heap_.begin(), heap_.end(), heap_order);
+      }
+    }
+  }
+}
+
+void Network::schedule_drain(std::uint32_t index) {
+  Flow& flow = flows_[index];
+  const std::uint64_t payload = (static_cast<std::uint64_t>(next_generation(flow)) << 32) | index;
+  engine_.schedule(flow.remaining_bytes / flow.rate, handler_id_, kDrained, payload);
 }
 
 void Network::finish_draining(std::uint32_t index) {
   Flow& flow = flows_[index];
-  ++flow.generation;
-  const std::uint64_t payload = (static_cast<std::uint64_t>(flow.generation) << 32) | index;
-  engine_.schedule(flow.latency_s, handler_id_, kDelivered, payload);
+  flow.draining = false;
+  const std::uint64_t payload = (static_cast<std::uint64_t>(next_generation(flow)) << 32) | index;
+  engine_.schedule(flow.delay_s, handler_id_, kDelivered, payload);
+}
+
+void Network::track_bandwidth_steps(int link) {
+  const auto& steps = links_[link].bandwidth_steps;
+  if (steps.empty() || step_pending_[link]) return;
+  // The link was idle with no step event queued: catch its bandwidth up with the clock.
+  const double now = engine_.now();
+  while (next_step_[link] < steps.size() && steps[next_step_[link]].time_s <= now)
+    capacity_[link] = steps[next_step_[link]++].bytes_per_s;
+  if (next_step_[link] == steps.size()) return;
+  step_pending_[link] = true;
+  engine_.schedule(std::max(0.0, steps[next_step_[link]].time_s - now), handler_id_, kBandwidthStep,
+                   static_cast<std::uint64_t>(link));
 }
 
 void Network::handle(const Event& event) {
+  if (event.kind == kBandwidthStep) {
+    const int link = static_cast<int>(event.payload);
+    step_pending_[link] = false;
+    capacity_[link] = links_[link].bandwidth_steps[next_step_[link]++].bytes_per_s;
+    // Steps are only followed while flows cross the link, so an idle trace never keeps the
+    // engine running; the next flow catches the bandwidth up (track_bandwidth_steps).
+    if (flows_on_link_[link].empty()) return;
+    recompute({link});
+    track_bandwidth_steps(link);
+    return;
+  }
   const auto index = static_cast<std::uint32_t>(event.payload & 0xffffffffu);
   const auto generation = static_cast<std::uint32_t>(event.payload >> 32);
   Flow& flow = flows_[index];
   if (!flow.active || flow.generation != generation) return;  // superseded by a reschedule
   if (event.kind == kDrained) {
     flow.remaining_bytes = 0;
+    flow.rate = 0;
     for (int link : flow.route) {
       auto& on_link = flows_on_link_[link];
       const auto it = std::find(on_link.begin(), on_link.end(), index);
@@ -103,7 +220,8 @@ void Network::handle(const Event& event) {
       on_link.pop_back();
     }
     finish_draining(index);
-    reschedule_flows_on(flow.route);
+    recompute(flow.route);
+    listener_.on_flow_drained(flow.token);
     return;
   }
   flow.active = false;

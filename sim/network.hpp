@@ -1,72 +1,130 @@
 #pragma once
-// Flows over routes of directed links. Every link shares its bandwidth equally among the flows
-// crossing it, and a flow moves at the smallest share along its route; shares are recomputed
-// when a flow starts or ends, for the flows on the links it touches only. A flow of S bytes on an
-// otherwise idle route of bottleneck bandwidth B and total latency L is delivered L + S/B after it
-// starts: the data drains at the shared rate, then the last byte travels the route's latency.
+// Flows over routes of directed links, sharing bandwidth max-min fairly (progressive filling,
+// Bertsekas & Gallager, "Data Networks", 2nd ed., section 6.5.2): the smallest fair share of any
+// link fixes the rate of every flow crossing it, that rate is taken off the other links those
+// flows cross, and the filling repeats on what is left. Rates are recomputed when a flow starts,
+// finishes draining, or a link's bandwidth changes, for the connected component of flows that
+// share links (transitively) with the change only; flows elsewhere keep their rates and events.
+//
+// A flow of S bytes on an otherwise idle route of bottleneck bandwidth B and total latency L is
+// delivered L + S/B (+ the per-message overhead) after it starts: the data drains at the fair
+// rate, then the last byte travels the route's latency.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/engine.hpp"
 
 namespace hetsim {
 
-// Told when a flow's last byte arrives.
+// Told when a flow's last byte arrives; optionally also when it has left the sender (drained:
+// the route is free for the sender's next message while the last byte is still in flight).
 class FlowListener {
  public:
   virtual ~FlowListener() = default;
   virtual void on_flow_delivered(std::uint64_t token) = 0;
+  virtual void on_flow_drained(std::uint64_t /*token*/) {}
+};
+
+// From `time_s` on (until the next step), the link carries `bytes_per_s` per direction.
+struct BandwidthStep {
+  double time_s = 0;
+  double bytes_per_s = 0;
 };
 
 struct LinkCapacity {
-  double bandwidth_bytes_per_s = 0;
+  LinkCapacity() = default;
+  LinkCapacity(double bandwidth, double latency, std::vector<BandwidthStep> steps = {})
+      : bandwidth_bytes_per_s(bandwidth), latency_s(latency), bandwidth_steps(std::move(steps)) {}
+  double bandwidth_bytes_per_s = 0;  // before the first step, or always when there are none
   double latency_s = 0;
+  std::vector<BandwidthStep> bandwidth_steps;  // sorted by time_s; empty = constant bandwidth
+};
+
+struct NetworkOptions {
+  // Fixed cost added to every flow's delivery (a collective library's per-message software
+  // path, say); 0 by default, so a flow costs its route's latency + drain time only.
+  double per_message_overhead_s = 0;
+  // false recomputes every active flow on each change: slower, for checking the incremental path.
+  bool incremental = true;
 };
 
 class Network : public EventHandler {
  public:
-  Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& listener);
+  Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& listener,
+          NetworkOptions options = {});
 
   // Starts a flow of `bytes` along `route` (link ids) now; `token` comes back in
-  // on_flow_delivered. An empty route (same GPU) delivers after zero time.
+  // on_flow_delivered. An empty route (same GPU) delivers after the overhead only.
   void start_flow(const std::vector<int>& route, double bytes, std::uint64_t token);
 
   std::size_t active_flows() const { return active_count_; }
   // Bytes that crossed each link so far (for per-link-class accounting).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
+  // Rate recomputations done and flows they touched (the cost of the incremental path).
+  std::uint64_t recomputations() const { return recomputations_; }
+  std::uint64_t flows_recomputed() const { return flows_recomputed_; }
 
   void handle(const Event& event) override;
 
  private:
-  enum EventKind : std::uint32_t { kDrained = 0, kDelivered = 1 };
+  enum EventKind : std::uint32_t { kDrained = 0, kDelivered = 1, kBandwidthStep = 2 };
   struct Flow {
     std::vector<int> route;
     double remaining_bytes = 0;
     double rate = 0;          // bytes/s at the moment
     double updated_at = 0;    // when remaining_bytes was last brought up to date
-    double latency_s = 0;
+    double delay_s = 0;       // route latency + per-message overhead
     std::uint64_t token = 0;
     std::uint32_t generation = 0;  // bumps on every reschedule; stale events are ignored
     bool active = false;
+    bool draining = false;
+  };
+  struct Share {  // a link's fair share during progressive filling (min-heap entry)
+    double share;
+    int link;
+    std::uint32_t version;
   };
 
-  void settle(Flow& flow);                 // brings remaining_bytes up to now()
-  void reschedule_flows_on(const std::vector<int>& route);
-  void reschedule(std::uint32_t index);
+  void settle(Flow& flow);  // brings remaining_bytes up to now()
+  // Collects into component_ the draining flows joined to `seed_links` through shared links.
+  void collect_component(const std::vector<int>& seed_links);
+  void recompute(const std::vector<int>& seed_links);
+  void progressive_filling();
+  void schedule_drain(std::uint32_t index);
   void finish_draining(std::uint32_t index);
+  void track_bandwidth_steps(int link);
+  std::uint32_t next_generation(Flow& flow);
 
   Engine& engine_;
   std::uint32_t handler_id_;
   FlowListener& listener_;
+  NetworkOptions options_;
   std::vector<LinkCapacity> links_;
+  std::vector<double> capacity_;                 // bytes/s now, by link
+  std::vector<std::uint32_t> next_step_;         // index into bandwidth_steps of the next change
+  std::vector<bool> step_pending_;               // a kBandwidthStep event is in the queue
   std::vector<std::vector<std::uint32_t>> flows_on_link_;
   std::vector<double> link_bytes_;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_slots_;
-  std::vector<std::uint32_t> touched_;     // scratch: flows whose share may have changed
-  std::vector<std::uint32_t> touched_mark_;  // generation-stamped marks to de-duplicate touched_
-  std::uint32_t mark_epoch_ = 0;
+
+  // Scratch of the recomputation, reused so that no event allocates.
+  std::vector<std::uint32_t> component_;
+  std::vector<int> component_links_;
+  std::vector<std::uint32_t> flow_mark_;  // epoch stamps by flow / by link
+  std::vector<std::uint32_t> link_mark_;
+  std::vector<std::uint32_t> frozen_mark_;
+  std::vector<double> link_left_;         // capacity not yet given out, by link
+  std::vector<std::uint32_t> link_unfrozen_;
+  std::vector<std::uint32_t> link_version_;
+  std::vector<Share> heap_;
+  std::vector<double> old_rate_;
+  std::uint32_t epoch_ = 0;
+
   std::size_t active_count_ = 0;
+  std::uint64_t recomputations_ = 0;
+  std::uint64_t flows_recomputed_ = 0;
 };
 
 }  // namespace hetsim
