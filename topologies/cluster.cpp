@@ -18,6 +18,7 @@ const char* to_string(LinkClass c) {
     case LinkClass::kIntraNode: return "intra_node";
     case LinkClass::kNic: return "nic";
     case LinkClass::kWan: return "wan";
+    case LinkClass::kFabric: return "fabric";
   }
   return "unknown";
 }
@@ -97,12 +98,17 @@ std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
   const GpuPlace& a = gpus[from];
   const GpuPlace& b = gpus[to];
   if (a.node == b.node) return {attachments[from].to_node_switch, attachments[to].from_node_switch};
-  if (a.site == b.site) return {attachments[from].nic_up, attachments[to].nic_down};
-  const std::vector<LinkId>& wan = wan_path(a.site, b.site);
+  // Oversubscribed fabrics add the nodes' uplink and downlink between the NICs.
+  const LinkId up = nodes[a.node].uplink;
+  const LinkId down = nodes[b.node].downlink;
   std::vector<LinkId> route;
-  route.reserve(wan.size() + 2);
   route.push_back(attachments[from].nic_up);
-  route.insert(route.end(), wan.begin(), wan.end());
+  if (up >= 0) route.push_back(up);
+  if (a.site != b.site) {
+    const std::vector<LinkId>& wan = wan_path(a.site, b.site);
+    route.insert(route.end(), wan.begin(), wan.end());
+  }
+  if (down >= 0) route.push_back(down);
   route.push_back(attachments[to].nic_down);
   return route;
 }

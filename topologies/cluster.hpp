@@ -13,8 +13,15 @@ namespace hetsim {
 using GpuId = int;
 using LinkId = int;
 
-enum class LinkClass { kIntraNode, kNic, kWan };
+// kFabric: a node's uplink into an oversubscribed site fabric (absent when non-blocking).
+enum class LinkClass { kIntraNode, kNic, kWan, kFabric };
 const char* to_string(LinkClass c);
+
+// From `time_s` on (until the next point) a link carries `bytes_per_s` per direction.
+struct BandwidthPoint {
+  double time_s = 0;
+  double bytes_per_s = 0;
+};
 
 struct Link {
   std::string name;               // e.g. "site-a/node3/gpu5->nvswitch", "site-a->site-b"
@@ -22,6 +29,9 @@ struct Link {
   double bandwidth_bytes_per_s;   // per direction
   double latency_s;               // added once per hop
   double egress_usd_per_byte;     // 0 except on WAN links
+  // Time-varying bandwidth (WAN links with a trace or a random walk): sorted by time; before the
+  // first point the link carries bandwidth_bytes_per_s. Empty for constant links.
+  std::vector<BandwidthPoint> bandwidth_trace = {};
 };
 
 struct GpuPlace {

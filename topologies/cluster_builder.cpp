@@ -92,8 +92,9 @@ Cluster build_cluster(const ClusterSpec& spec) {
   }
   impl.attachments.resize(impl.gpus.size());
   impl.graph = FabricGraph(impl.gpus.size() + impl.nodes.size() + impl.sites.size());
-  // Two links per GPU inside multi-GPU nodes, two NIC links per GPU, two per WAN link.
-  impl.links.reserve(impl.gpus.size() * 4 + spec.wan_links.size() * 2);
+  // Two links per GPU inside multi-GPU nodes, two NIC links per GPU, two per node uplink, two
+  // per WAN link.
+  impl.links.reserve(impl.gpus.size() * 4 + impl.nodes.size() * 2 + spec.wan_links.size() * 2);
   impl.link_from_vertex.reserve(impl.links.capacity());
   impl.link_to_vertex.reserve(impl.links.capacity());
 
@@ -108,8 +109,18 @@ Cluster build_cluster(const ClusterSpec& spec) {
       const LinkFigures nic{group.nic.bandwidth_bytes_per_s,
                             (group.nic.latency_s + site.fabric_latency_s) / 2};
       for (int k = 0; k < group.count; ++k, ++node_index) {
-        const NodeInfo& node = impl.nodes[node_index];
+        NodeInfo& node = impl.nodes[node_index];
         const int switch_vertex = impl.node_switch_vertex(node_index);
+        if (site.oversubscription > 1) {
+          // The node's share of an oversubscribed fabric: its NICs' bandwidth over the ratio.
+          const LinkFigures uplink{group.gpus_per_node * group.nic.bandwidth_bytes_per_s /
+                                       site.oversubscription,
+                                   0.0};
+          node.uplink = builder.add_link(switch_vertex, site_vertex, node.name + "/uplink",
+                                         LinkClass::kFabric, uplink);
+          node.downlink = builder.add_link(site_vertex, switch_vertex, node.name + "/downlink",
+                                           LinkClass::kFabric, uplink);
+        }
         for (int g = 0; g < node.gpu_count; ++g) {
           const GpuId gpu = node.first_gpu + g;
           GpuAttachment& at = impl.attachments[gpu];
@@ -138,10 +149,15 @@ Cluster build_cluster(const ClusterSpec& spec) {
     const std::string suffix = count > 1 ? fmt::format("#{}", count) : "";
     const std::string& a = spec.sites[wan.site_a].name;
     const std::string& b = spec.sites[wan.site_b].name;
-    builder.add_link(impl.site_switch_vertex(wan.site_a), impl.site_switch_vertex(wan.site_b),
-                     a + "->" + b + suffix, LinkClass::kWan, wan.figures, wan.egress_usd_per_byte);
-    builder.add_link(impl.site_switch_vertex(wan.site_b), impl.site_switch_vertex(wan.site_a),
-                     b + "->" + a + suffix, LinkClass::kWan, wan.figures, wan.egress_usd_per_byte);
+    // A trace describes the link, so both directions follow it.
+    impl.links[builder.add_link(impl.site_switch_vertex(wan.site_a), impl.site_switch_vertex(wan.site_b),
+                                a + "->" + b + suffix, LinkClass::kWan, wan.figures,
+                                wan.egress_usd_per_byte)]
+        .bandwidth_trace = wan.bandwidth_trace;
+    impl.links[builder.add_link(impl.site_switch_vertex(wan.site_b), impl.site_switch_vertex(wan.site_a),
+                                b + "->" + a + suffix, LinkClass::kWan, wan.figures,
+                                wan.egress_usd_per_byte)]
+        .bandwidth_trace = wan.bandwidth_trace;
   }
 
   impl.wan_paths.resize(impl.sites.size());

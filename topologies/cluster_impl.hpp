@@ -30,6 +30,8 @@ struct NodeInfo {
   int gpu_count = 0;
   double intra_node_bandwidth_bytes_per_s = 0;
   double intra_node_latency_s = 0;
+  LinkId uplink = -1;    // node -> site fabric, only in oversubscribed sites
+  LinkId downlink = -1;  // site fabric -> node
 };
 
 // The links a GPU attaches with; -1 where absent (no intra-node links in a one-GPU node).

@@ -4,13 +4,15 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <numeric>
 
 #include "base/error.hpp"
 #include "base/json_input.hpp"
 #include "base/units.hpp"
+#include "topologies/bandwidth_variation.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace hetsim {
@@ -77,8 +79,13 @@ SiteSpec site(const JsonInput& in, const std::vector<std::string>& known_gpu_typ
   SiteSpec spec;
   spec.name = non_empty_string(in, "name");
   const JsonInput fabric = in.at("fabric");
-  fabric.reject_unknown_keys({"latency_us", "source"});
+  fabric.reject_unknown_keys({"latency_us", "oversubscription", "source"});
   spec.fabric_latency_s = fabric.non_negative("latency_us") * units::kMicrosecond;
+  spec.oversubscription = fabric.number_or("oversubscription", 1.0);
+  if (!(spec.oversubscription >= 1))
+    fabric.fail_member("oversubscription",
+                       "a ratio >= 1 (1 = non-blocking; 4 = nodes get a quarter of their NIC bandwidth "
+                       "into the fabric)");
   const JsonInput groups = in.at("node_groups");
   if (groups.array_size() == 0) groups.fail("a non-empty array of node groups");
   std::map<std::string, std::size_t> seen;
@@ -96,9 +103,36 @@ SiteSpec site(const JsonInput& in, const std::vector<std::string>& known_gpu_typ
   return spec;
 }
 
+// A trace file named relative to the cluster file.
+std::string beside(const std::string& cluster_file, const std::string& name) {
+  const std::filesystem::path path(name);
+  if (path.is_absolute()) return name;
+  return (std::filesystem::path(cluster_file).parent_path() / path).string();
+}
+
+std::vector<BandwidthPoint> random_walk(const JsonInput& in, double start_bytes_per_s) {
+  in.reject_unknown_keys({"seed", "step_s", "sigma", "min_Gbps", "max_Gbps", "duration_s", "source"});
+  RandomWalkSpec walk;
+  const long long seed = in.integer("seed");
+  if (seed < 0) in.fail_member("seed", "an integer >= 0");
+  walk.seed = static_cast<std::uint64_t>(seed);
+  walk.step_s = in.positive("step_s");
+  walk.sigma = in.non_negative("sigma");
+  walk.min_bytes_per_s = units::gbit_per_s_to_bytes(in.positive("min_Gbps"));
+  walk.max_bytes_per_s = units::gbit_per_s_to_bytes(in.positive("max_Gbps"));
+  if (walk.max_bytes_per_s < walk.min_bytes_per_s)
+    in.fail_member("max_Gbps", fmt::format("a bandwidth >= min_Gbps ({})", in.number("min_Gbps")));
+  walk.duration_s = in.positive("duration_s");
+  // One point per step: a cap keeps a typo in step_s from filling the memory.
+  constexpr double kMaxPoints = 1e7;
+  if (walk.duration_s / walk.step_s > kMaxPoints)
+    in.fail_member("step_s", fmt::format("at most {:.0f} steps in duration_s", kMaxPoints));
+  return random_walk_trace(start_bytes_per_s, walk);
+}
+
 WanLinkSpec wan_link(const JsonInput& in, const std::vector<std::string>& site_names) {
-  in.reject_unknown_keys(
-      {"sites", "bandwidth_Gbps", "latency_ms", "egress_usd_per_GB", "source", "description"});
+  in.reject_unknown_keys({"sites", "bandwidth_Gbps", "latency_ms", "egress_usd_per_GB",
+                          "bandwidth_trace_file", "bandwidth_random_walk", "source", "description"});
   const JsonInput ends = in.at("sites");
   if (ends.array_size() != 2) ends.fail("an array of two site names");
   int index[2] = {0, 0};
@@ -120,6 +154,12 @@ WanLinkSpec wan_link(const JsonInput& in, const std::vector<std::string>& site_n
   wan.figures.bandwidth_bytes_per_s = units::gbit_per_s_to_bytes(in.positive("bandwidth_Gbps"));
   wan.figures.latency_s = in.non_negative("latency_ms") * units::kMillisecond;
   wan.egress_usd_per_byte = in.non_negative("egress_usd_per_GB") / units::kGB;
+  if (in.has("bandwidth_trace_file") && in.has("bandwidth_random_walk"))
+    in.fail_member("bandwidth_random_walk", "either bandwidth_trace_file or bandwidth_random_walk, not both");
+  if (in.has("bandwidth_trace_file"))
+    wan.bandwidth_trace = load_bandwidth_trace(beside(in.file(), in.string("bandwidth_trace_file")));
+  if (in.has("bandwidth_random_walk"))
+    wan.bandwidth_trace = random_walk(in.at("bandwidth_random_walk"), wan.figures.bandwidth_bytes_per_s);
   return wan;
 }
 

@@ -27,6 +27,9 @@ struct NodeGroupSpec {
 struct SiteSpec {
   std::string name;
   double fabric_latency_s = 0;  // the site switch fabric, crossed once by an inter-node route
+  // Node bandwidth into the fabric over what the fabric carries out of a node: 1 = non-blocking;
+  // r > 1 gives every node an uplink and a downlink of gpus_per_node * nic / r.
+  double oversubscription = 1;
   std::vector<NodeGroupSpec> node_groups;
 };
 
@@ -35,6 +38,7 @@ struct WanLinkSpec {
   int site_b = 0;
   LinkFigures figures;             // per direction; latency_s one-way
   double egress_usd_per_byte = 0;  // charged on each byte that crosses the link
+  std::vector<BandwidthPoint> bandwidth_trace = {};  // time-varying bandwidth; empty = constant
 };
 
 struct ClusterSpec {

@@ -1,0 +1,167 @@
+// Oversubscribed site fabrics (a node uplink of gpus_per_node * nic / ratio on inter-node
+// routes) and time-varying WAN bandwidth (a trace file or a seeded random walk), with the error
+// message of each new class of mistake pinned.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/error.hpp"
+#include "tests/topologies/cluster_test_support.hpp"
+#include "topologies/bandwidth_variation.hpp"
+#include "topologies/cluster_loader.hpp"
+
+using hetsim::test::kGpuTypes;
+using hetsim::test::write_scratch_file;
+using nlohmann::json;
+
+namespace {
+
+const char* kTwoSites = R"({
+  "name": "two", "sites": [
+    { "name": "dc-a", "fabric": { "latency_us": 0.0, "oversubscription": 4 },
+      "node_groups": [ { "name": "dgx", "count": 2, "gpu": "h100-sxm", "gpus_per_node": 8,
+        "intra_node": { "bandwidth_GBps": 450, "latency_us": 8.0 },
+        "nic": { "bandwidth_Gbps": 400, "latency_us": 24.0 } } ] },
+    { "name": "dc-b", "fabric": { "latency_us": 0.0 },
+      "node_groups": [ { "name": "dgx", "count": 1, "gpu": "a100-80gb", "gpus_per_node": 8,
+        "intra_node": { "bandwidth_GBps": 300, "latency_us": 8.0 },
+        "nic": { "bandwidth_Gbps": 200, "latency_us": 24.0 } } ] } ],
+  "wan_links": [ { "sites": ["dc-a", "dc-b"], "bandwidth_Gbps": 100, "latency_ms": 20,
+                   "egress_usd_per_GB": 0.02 } ] })";
+
+std::string load_message(const std::string& name, const std::function<void(json&)>& edit) {
+  json doc = json::parse(kTwoSites);
+  edit(doc);
+  const std::string path = write_scratch_file(name, doc.dump(2));
+  try {
+    (void)hetsim::load_cluster(path, kGpuTypes);
+  } catch (const hetsim::InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+hetsim::Cluster load(const std::string& name, const std::function<void(json&)>& edit) {
+  json doc = json::parse(kTwoSites);
+  edit(doc);
+  return hetsim::load_cluster(write_scratch_file(name, doc.dump(2)), kGpuTypes);
+}
+
+}  // namespace
+
+TEST_CASE("an oversubscribed fabric puts the node uplink on inter-node routes") {
+  const hetsim::Cluster cluster = load("oversub.json", [](json&) {});
+  // Same site, other node: NIC up, node 0 uplink, node 1 downlink, NIC down.
+  const auto& route = cluster.route(0, 8);
+  REQUIRE(route.size() == 4);
+  const auto& up = cluster.links()[route[1]];
+  CHECK(up.link_class == hetsim::LinkClass::kFabric);
+  CHECK(up.name == "dc-a/dgx0/uplink");
+  CHECK(cluster.links()[route[2]].name == "dc-a/dgx1/downlink");
+  // 8 GPUs x 400 Gbit/s / 4 = 800 Gbit/s = 100 GB/s; the route's bottleneck stays the NIC.
+  std::printf("  uplink bandwidth: expected 1e11 B/s, actual %.12g B/s\n", up.bandwidth_bytes_per_s);
+  CHECK(std::abs(up.bandwidth_bytes_per_s - 1e11) / 1e11 < 1e-12);
+  CHECK(up.latency_s == 0);
+  // Latency unchanged by the uplinks (they add bandwidth limits, not hops of delay).
+  CHECK(cluster.route_latency_s(0, 8) == doctest::Approx(24e-6).epsilon(1e-12));
+  // Same node: no uplink. Other site: uplink of the oversubscribed side only.
+  CHECK(cluster.route(0, 1).size() == 2);
+  const auto& wan_route = cluster.route(0, 16);
+  REQUIRE(wan_route.size() == 4);
+  CHECK(cluster.links()[wan_route[1]].name == "dc-a/dgx0/uplink");
+  CHECK(cluster.links()[wan_route[2]].link_class == hetsim::LinkClass::kWan);
+  CHECK(std::string(hetsim::to_string(hetsim::LinkClass::kFabric)) == "fabric");
+}
+
+TEST_CASE("a non-blocking fabric (ratio 1 or none) adds no uplinks") {
+  const hetsim::Cluster cluster = load("nonblocking.json", [](json& d) {
+    d["sites"][0]["fabric"]["oversubscription"] = 1;
+  });
+  CHECK(cluster.route(0, 8).size() == 2);
+}
+
+TEST_CASE("a WAN bandwidth trace file is read, relative to the cluster file") {
+  write_scratch_file("wan-trace.csv", "time_s,bandwidth_Gbps\n0,100\n60,40\n120,80\n");
+  const hetsim::Cluster cluster = load("traced.json", [](json& d) {
+    d["wan_links"][0]["bandwidth_trace_file"] = "wan-trace.csv";
+  });
+  const auto& wan = cluster.links()[cluster.route(0, 16)[2]];
+  REQUIRE(wan.bandwidth_trace.size() == 3);
+  CHECK(wan.bandwidth_trace[1].time_s == 60);
+  CHECK(wan.bandwidth_trace[1].bytes_per_s == 40e9 / 8);
+}
+
+TEST_CASE("a WAN random walk is the same for a seed and stays within its bounds") {
+  const auto walk = [](int seed) {
+    const hetsim::Cluster c = load("walk.json", [seed](json& d) {
+      d["wan_links"][0]["bandwidth_random_walk"] = {{"seed", seed},   {"step_s", 10},
+                                                    {"sigma", 0.2},   {"min_Gbps", 10},
+                                                    {"max_Gbps", 100}, {"duration_s", 3600}};
+    });
+    return c.links()[c.route(0, 16)[2]].bandwidth_trace;
+  };
+  const auto a = walk(7);
+  const auto b = walk(7);
+  const auto c = walk(8);
+  REQUIRE(a.size() == 361);
+  bool same = true;
+  bool differs = false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    same = same && a[i].bytes_per_s == b[i].bytes_per_s && a[i].time_s == b[i].time_s;
+    differs = differs || a[i].bytes_per_s != c[i].bytes_per_s;
+    CHECK(a[i].bytes_per_s >= 10e9 / 8);
+    CHECK(a[i].bytes_per_s <= 100e9 / 8);
+  }
+  CHECK(same);
+  CHECK(differs);
+  CHECK(a[0].bytes_per_s == 100e9 / 8);  // starts at the configured bandwidth
+}
+
+TEST_CASE("the Box-Muller draws have the moments of a standard normal") {
+  hetsim::NormalDraws normal(1);
+  double sum = 0, squares = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) {
+    const double z = normal.next();
+    sum += z;
+    squares += z * z;
+  }
+  // Standard errors: mean 1/sqrt(n) = 0.0022, variance sqrt(2/n) = 0.0032; 5 of each.
+  CHECK(std::abs(sum / n) < 0.011);
+  CHECK(std::abs(squares / n - 1) < 0.016);
+}
+
+TEST_CASE("bad fabric and WAN variation input: pinned messages") {
+  const std::string dir = std::filesystem::path(write_scratch_file("x", "")).parent_path().string();
+  CHECK(load_message("bad-oversub.json", [](json& d) { d["sites"][0]["fabric"]["oversubscription"] = 0.5; }) ==
+        dir + "/bad-oversub.json: /sites/0/fabric/oversubscription: got 0.5; expected a ratio >= 1 "
+              "(1 = non-blocking; 4 = nodes get a quarter of their NIC bandwidth into the fabric)");
+  CHECK(load_message("both.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "t.csv";
+          d["wan_links"][0]["bandwidth_random_walk"] = json::object();
+        }) == dir + "/both.json: /wan_links/0/bandwidth_random_walk: got {}; expected either "
+                    "bandwidth_trace_file or bandwidth_random_walk, not both");
+  CHECK(load_message("walk-max.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_random_walk"] = {{"seed", 1},      {"step_s", 10},
+                                                        {"sigma", 0.2},   {"min_Gbps", 50},
+                                                        {"max_Gbps", 20}, {"duration_s", 60}};
+        }) == dir + "/walk-max.json: /wan_links/0/bandwidth_random_walk/max_Gbps: got 20; expected a "
+                    "bandwidth >= min_Gbps (50)");
+  write_scratch_file("bad-trace.csv", "time_s,bandwidth_Gbps\n0,100\n0,50\n");
+  CHECK(load_message("bad-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "bad-trace.csv";
+        }) == dir + "/bad-trace.csv: line 3: got time_s 0; expected a time after the previous row's 0");
+  write_scratch_file("zero-trace.csv", "time_s,bandwidth_Gbps\n0,0\n");
+  CHECK(load_message("zero-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "zero-trace.csv";
+        }) == dir + "/zero-trace.csv: line 2: got bandwidth_Gbps 0; expected a bandwidth > 0");
+  write_scratch_file("header-trace.csv", "t,bw\n0,1\n");
+  CHECK(load_message("header-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "header-trace.csv";
+        }) == dir + "/header-trace.csv: line 1: got \"t,bw\"; expected the header time_s,bandwidth_Gbps");
+}
