@@ -14,13 +14,18 @@ ScheduleReplay replay_schedule(const Timetable& timetable, const AbstractCosts& 
     throw PlanError("op times need F > 0, B > 0, W >= 0 and transfer >= 0");
   if (timetable.split_backward && !(costs.weight > 0))
     throw PlanError("the " + timetable.kind + " timetable splits the backward into B and W: give W > 0");
-  const double v = timetable.chunks_per_rank;
+  // A chunk op covers one slice of the model: 1/v of a stage when a microbatch's path visits
+  // p*v stages (looped, V-shape), a whole stage when it visits p (DualPipe's mirrored halves);
+  // a Seq1F1B segment is 1/k of that.
+  const double path_length = timetable.paths.empty() ? timetable.stages()
+                                                     : static_cast<double>(timetable.paths.front().size());
+  const double share = timetable.ranks / path_length / timetable.sequence_splits;
   ChunkCost chunk;
-  chunk.forward_s = costs.forward / v;
-  chunk.backward_input_s = costs.backward / v;
-  chunk.backward_weight_s = costs.weight / v;
-  chunk.activation_bytes = 1 / v;
-  chunk.weight_grad_bytes = timetable.split_backward ? 1 / v : 0;
+  chunk.forward_s = costs.forward * share;
+  chunk.backward_input_s = costs.backward * share;
+  chunk.backward_weight_s = costs.weight * share;
+  chunk.activation_bytes = share;
+  chunk.weight_grad_bytes = timetable.split_backward ? share : 0;
 
   ReplayInputs inputs;
   inputs.timetable = &timetable;

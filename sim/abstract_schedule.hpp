@@ -1,10 +1,11 @@
 #pragma once
 // A timetable replayed with abstract op times and no cluster: what `hetsim schedule` reports and
 // what the closed-form tests hold against the papers. F, B and W are the times of one pipeline
-// stage's ops (1/p of the model); with v chunks per rank each chunk op takes 1/v of them. In a
-// timetable that does not split the backward, B runs for backward + weight. Every cross-rank
-// transfer takes `transfer` time. Activations count in microbatch-stage units: a chunk's F holds
-// 1/v until its B (or its W when split) frees it.
+// stage's ops (1/p of the model); a chunk op takes the share of them its model slice is (1/v with
+// v chunks per rank on one path, all of it for DualPipe's mirrored halves, 1/k per Seq1F1B
+// segment). In a timetable that does not split the backward, B runs for backward + weight. Every
+// cross-rank transfer takes `transfer` time. Activations count in microbatch-stage units: a
+// chunk's F holds its share until its B (or its W when split) frees it.
 #include <vector>
 
 #include "schedules/timetable.hpp"

@@ -40,8 +40,17 @@ struct Transfer {
   double bytes_per_gpu = 0;
 };
 
+// A forward output held back until its overlapped pair ends.
+struct HeldOutput {
+  int stage = -1;
+  int microbatch = 0;
+  int chunk = 0;
+};
+
 struct WorkerState {
   std::size_t next_op = 0;
+  bool pair_second = false;  // the running/next op is the second of an overlapped pair
+  HeldOutput held_output;
   bool busy = false;
   double op_start_s = 0;
   double activation_bytes = 0;
@@ -70,6 +79,23 @@ class PipelineReplay : public EventHandler, public FlowListener {
         stage_rank_[t_.stage(r, c)] = r;
         stage_chunk_[t_.stage(r, c)] = c;
       }
+    // Neighbours along each path, [path][stage] -> stage or -1, so the hot path never searches.
+    const std::size_t paths = t_.paths.empty() ? 1 : t_.paths.size();
+    previous_.assign(paths, std::vector<int>(static_cast<std::size_t>(stages_), -1));
+    next_.assign(paths, std::vector<int>(static_cast<std::size_t>(stages_), -1));
+    for (std::size_t path = 0; path < paths; ++path) {
+      std::vector<int> order;
+      if (t_.paths.empty()) {
+        for (int s = 0; s < stages_; ++s) order.push_back(s);
+      } else {
+        order = t_.paths[path];
+      }
+      for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+        next_[path][order[i]] = order[i + 1];
+        previous_[path][order[i + 1]] = order[i];
+      }
+    }
+    pair_starts_ = pair_starts(t_);
     const std::size_t n = workers_.size();
     stats_.busy_s.assign(n, 0);
     stats_.first_op_start_s.assign(n, -1);
@@ -115,16 +141,35 @@ class PipelineReplay : public EventHandler, public FlowListener {
     return flags_[(static_cast<std::size_t>(replica) * stages_ + stage) * microbatches_ + microbatch];
   }
 
+  int path_of(int microbatch) const {
+    return t_.path_of_microbatch.empty() ? 0 : t_.path_of_microbatch[microbatch];
+  }
+  int previous_stage_of(int microbatch, int stage) const { return previous_[path_of(microbatch)][stage]; }
+  int next_stage_of(int microbatch, int stage) const { return next_[path_of(microbatch)][stage]; }
+
   // Whether the inputs of `op` at `stage` are present (same-rank order is the timetable's).
   bool ready(int replica, int stage, const ScheduledOp& op) {
     const std::uint8_t f = flags(replica, stage, op.microbatch);
     switch (op.kind) {
-      case OpKind::kForward: return stage == 0 || (f & kActivationArrived);
+      case OpKind::kForward:
+        return previous_stage_of(op.microbatch, stage) < 0 || (f & kActivationArrived);
       case OpKind::kBackward:
-        return (f & kForwardDone) && (stage == stages_ - 1 || (f & kGradientArrived));
+        return (f & kForwardDone) &&
+               (next_stage_of(op.microbatch, stage) < 0 || (f & kGradientArrived));
       case OpKind::kWeight: return (f & kBackwardDone) != 0;
     }
     return false;
+  }
+
+  // An overlapped forward-backward pair (DualPipe) starts only when both ops' inputs are there.
+  bool ready_at(int worker, std::size_t position) {
+    const int rank = rank_of(worker);
+    const auto& ops = t_.ops[rank];
+    const ScheduledOp& op = ops[position];
+    if (!ready(replica_of(worker), t_.stage(rank, op.chunk), op)) return false;
+    if (workers_[worker].pair_second || !pair_starts_[rank][position]) return true;
+    const ScheduledOp& second = ops[position + 1];
+    return ready(replica_of(worker), t_.stage(rank, second.chunk), second);
   }
 
   double op_seconds(const ChunkCost& cost, OpKind kind) const {
@@ -156,8 +201,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const auto& ops = t_.ops[rank];
     if (state.busy || state.next_op >= ops.size()) return;
     const ScheduledOp& op = ops[state.next_op];
-    const int stage = t_.stage(rank, op.chunk);
-    if (!ready(replica_of(worker), stage, op)) return;
+    if (!ready_at(worker, state.next_op)) return;
     state.busy = true;
     state.op_start_s = engine_.now();
     if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
@@ -193,22 +237,41 @@ class PipelineReplay : public EventHandler, public FlowListener {
       in_.observer->on_compute(ComputeRecord{worker, replica, rank, op, stage, state.op_start_s, now,
                                              op_flops(cost, op.kind)});
     std::uint8_t& f = flags(replica, stage, op.microbatch);
+    // The first op of an overlapped pair hands its output on only when the pair ends.
+    const bool opens_pair = !state.pair_second && pair_starts_[rank][state.next_op - 1];
     switch (op.kind) {
       case OpKind::kForward:
         f |= kForwardDone;
-        if (stage + 1 < stages_) send(worker, replica, stage + 1, op.microbatch, TransferKind::kActivation, cost);
+        if (const int next = next_stage_of(op.microbatch, stage); next >= 0) {
+          if (opens_pair)
+            state.held_output = HeldOutput{next, op.microbatch, op.chunk};
+          else
+            send(worker, replica, next, op.microbatch, TransferKind::kActivation, cost);
+        }
         break;
       case OpKind::kBackward:
         f |= kBackwardDone;
         // Split backward keeps what W needs (the GEMM inputs) until W runs.
         change_activations(worker, -(t_.split_backward ? cost.activation_bytes - cost.weight_grad_bytes
                                                        : cost.activation_bytes));
-        if (stage > 0) send(worker, replica, stage - 1, op.microbatch, TransferKind::kGradient, cost);
+        if (const int previous = previous_stage_of(op.microbatch, stage); previous >= 0)
+          send(worker, replica, previous, op.microbatch, TransferKind::kGradient, cost);
         break;
       case OpKind::kWeight:
         f |= kWeightDone;
         change_activations(worker, -cost.weight_grad_bytes);
         break;
+    }
+    if (opens_pair) {
+      state.pair_second = true;
+    } else if (state.pair_second) {
+      state.pair_second = false;
+      if (state.held_output.stage >= 0) {
+        const HeldOutput held = state.held_output;
+        state.held_output = HeldOutput{};
+        send(worker, replica, held.stage, held.microbatch, TransferKind::kActivation,
+             in_.costs[worker][held.chunk]);
+      }
     }
     if (state.next_op == t_.ops[rank].size()) start_reduce(worker);
     try_start(worker);
@@ -335,11 +398,13 @@ class PipelineReplay : public EventHandler, public FlowListener {
       RankOp needed{rank, op};
       const std::uint8_t f = flags(replica, stage, op.microbatch);
       if (op.kind == OpKind::kForward) {
-        needed = RankOp{stage_rank_[stage - 1], {OpKind::kForward, op.microbatch, stage_chunk_[stage - 1]}};
+        const int previous = previous_stage_of(op.microbatch, stage);
+        needed = RankOp{stage_rank_[previous], {OpKind::kForward, op.microbatch, stage_chunk_[previous]}};
       } else if (op.kind == OpKind::kBackward && !(f & kForwardDone)) {
         needed = RankOp{rank, {OpKind::kForward, op.microbatch, op.chunk}};
       } else if (op.kind == OpKind::kBackward) {
-        needed = RankOp{stage_rank_[stage + 1], {OpKind::kBackward, op.microbatch, stage_chunk_[stage + 1]}};
+        const int next = next_stage_of(op.microbatch, stage);
+        needed = RankOp{stage_rank_[next], {OpKind::kBackward, op.microbatch, stage_chunk_[next]}};
       } else {
         needed = RankOp{rank, {OpKind::kBackward, op.microbatch, op.chunk}};
       }
@@ -386,6 +451,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<std::uint8_t> flags_;
   std::vector<int> stage_rank_;
   std::vector<int> stage_chunk_;
+  std::vector<std::vector<int>> previous_;  // [path][stage]
+  std::vector<std::vector<int>> next_;      // [path][stage]
+  std::vector<std::vector<char>> pair_starts_;  // [rank][position]
   std::vector<Channel> channels_;
   std::vector<Transfer> transfers_;
   std::size_t delivered_ = 0;

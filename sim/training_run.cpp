@@ -21,24 +21,23 @@ namespace {
 constexpr double kGradientBytesPerParam = 4;
 constexpr double kParamBytesBf16 = 2;
 
-std::vector<int> partition_layers(const TransformerConfig& model, const ParallelPlan& plan,
-                                  const RunOptions& options) {
-  const int stages = plan.virtual_stages();
+// Layers of each model slice. A slice is a position along a microbatch's path: pp * vpp of them
+// for looped and V-shaped placements, pp for DualPipe, whose ranks hold two mirrored slices.
+std::vector<int> partition_layers(const TransformerConfig& model, int slices,
+                                  const std::string& slices_detail, const RunOptions& options) {
   const int layers = model.num_layers;
   const int first = options.first_stage_layers;
   const int last = options.last_stage_layers;
   if (first == 0 && last == 0) {
-    if (layers % stages != 0)
+    if (layers % slices != 0)
       throw PlanError(fmt::format(
-          "{} layers are not divisible by {} virtual pipeline stages (pp {} x vpp {}); choose pp*vpp "
+          "{} layers are not divisible by {} virtual pipeline stages ({}); choose pp*vpp "
           "dividing {} or set --decoder-first-pipeline-num-layers/--decoder-last-pipeline-num-layers",
-          layers, stages, plan.pp, plan.vpp, layers));
-    return std::vector<int>(static_cast<std::size_t>(stages), layers / stages);
+          layers, slices, slices_detail, layers));
+    return std::vector<int>(static_cast<std::size_t>(slices), layers / slices);
   }
-  if (plan.vpp != 1)
-    throw PlanError("--decoder-first/last-pipeline-num-layers need --vpp 1 (as in Megatron-LM)");
-  if (stages < 2) throw PlanError("uneven first/last stage layers need pp >= 2");
-  const int middle_stages = stages - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  if (slices < 2) throw PlanError("uneven first/last stage layers need pp >= 2");
+  const int middle_stages = slices - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
   const int middle_layers = layers - first - last;
   if (middle_layers < 0 || (middle_stages > 0 && middle_layers % middle_stages != 0) ||
       (middle_stages == 0 && middle_layers != 0))
@@ -47,7 +46,7 @@ std::vector<int> partition_layers(const TransformerConfig& model, const Parallel
         "{} other stages",
         layers, first, last, middle_layers, middle_stages));
   const int per_middle = middle_stages > 0 ? middle_layers / middle_stages : 0;
-  std::vector<int> result(static_cast<std::size_t>(stages), per_middle);
+  std::vector<int> result(static_cast<std::size_t>(slices), per_middle);
   if (first > 0) result.front() = first;
   if (last > 0) result.back() = last;
   return result;
@@ -56,17 +55,54 @@ std::vector<int> partition_layers(const TransformerConfig& model, const Parallel
 Timetable build_timetable(const ParallelPlan& plan, const RunOptions& options) {
   if (options.timetable) {
     const Timetable& t = *options.timetable;
-    if (t.ranks != plan.pp || t.microbatches != plan.microbatches() || t.chunks_per_rank != plan.vpp)
+    const int segments = plan.microbatches() * t.sequence_splits;
+    if (t.ranks != plan.pp || t.microbatches != segments)
       throw PlanError(fmt::format(
-          "the timetable has {} ranks, {} microbatches and {} chunks per rank; the plan needs pp {}, "
-          "{} microbatches (gbs / (mbs x dp)) and vpp {}",
-          t.ranks, t.microbatches, t.chunks_per_rank, plan.pp, plan.microbatches(), plan.vpp));
+          "the timetable has {} ranks and {} microbatches; the plan needs pp {} and {} microbatches "
+          "(gbs / (mbs x dp){})",
+          t.ranks, t.microbatches, plan.pp, segments,
+          t.sequence_splits > 1 ? fmt::format(" x {} sequence splits", t.sequence_splits) : ""));
     validate(t);
     return t;
   }
-  Timetable t = make_timetable(options.schedule, plan.pp, plan.microbatches(), plan.vpp);
+  if (options.sequence_splits > 1 && plan.vpp > 1)
+    throw PlanError("sequence splits and virtual pipeline chunks cannot be combined; use --vpp 1");
+  // The generators take the chunks per rank, or the sequence splits for seq1f1b, in one place.
+  const int chunks_or_splits = options.sequence_splits > 1 ? options.sequence_splits : plan.vpp;
+  Timetable t = make_timetable(options.schedule, plan.pp, plan.microbatches(), chunks_or_splits);
   validate(t);
   return t;
+}
+
+// Position of every virtual stage along the path(s) that visit it: which model slice it holds.
+std::vector<int> stage_slices(const Timetable& t, int& slices) {
+  std::vector<int> slice_of(static_cast<std::size_t>(t.stages()), 0);
+  if (t.paths.empty()) {
+    for (int s = 0; s < t.stages(); ++s) slice_of[s] = s;
+    slices = t.stages();
+    return slice_of;
+  }
+  slices = static_cast<int>(t.paths.front().size());
+  for (const auto& path : t.paths) {
+    if (static_cast<int>(path.size()) != slices)
+      throw PlanError("every path of the timetable must visit the same number of stages");
+    for (std::size_t i = 0; i < path.size(); ++i) slice_of[path[i]] = static_cast<int>(i);
+  }
+  return slice_of;
+}
+
+// Seq1F1B runs each microbatch as k sequence segments: each costs and keeps 1/k of it (causal
+// attention makes later segments somewhat costlier; the even split is the schedule's own model).
+ChunkCost per_segment(ChunkCost cost, int segments) {
+  if (segments <= 1) return cost;
+  const double k = segments;
+  for (double* field : {&cost.forward_s, &cost.backward_input_s, &cost.backward_weight_s,
+                        &cost.recompute_s, &cost.tp_comm_forward_s, &cost.tp_comm_backward_s,
+                        &cost.forward_flops, &cost.backward_input_flops, &cost.backward_weight_flops,
+                        &cost.recompute_flops, &cost.activation_bytes, &cost.weight_grad_bytes,
+                        &cost.output_bytes})
+    *field /= k;
+  return cost;
 }
 
 // Routes of each worker pair's flows, one per tensor-parallel GPU pair, built on first use.
@@ -130,16 +166,22 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   result.plan = options.plan;
   ParallelPlan& plan = result.plan;
   const Placement placement = place_plan(cluster, model, plan);
-  result.layers_per_stage = partition_layers(model, plan, options);
   const Timetable timetable = build_timetable(plan, options);
   result.schedule = timetable.kind;
+  plan.vpp = timetable.chunks_per_rank;
+  int slices = 0;
+  const std::vector<int> slice_of = stage_slices(timetable, slices);
+  result.layers_per_stage = partition_layers(
+      model, slices,
+      timetable.paths.empty() ? fmt::format("pp {} x vpp {}", plan.pp, plan.vpp)
+                              : fmt::format("{} stages along each {} path", slices, timetable.kind),
+      options);
 
-  // Layer spans of each virtual stage.
+  // Layer span of each model slice.
   std::vector<ChunkSpan> spans;
   int next_layer = 0;
-  for (std::size_t s = 0; s < result.layers_per_stage.size(); ++s) {
-    spans.push_back(ChunkSpan{next_layer, result.layers_per_stage[s], s == 0,
-                              s + 1 == result.layers_per_stage.size()});
+  for (int s = 0; s < slices; ++s) {
+    spans.push_back(ChunkSpan{next_layer, result.layers_per_stage[s], s == 0, s + 1 == slices});
     next_layer += result.layers_per_stage[s];
   }
 
@@ -160,10 +202,10 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     const TensorParallelLinks tp_links = tensor_parallel_links(cluster, gpus);
     const int rank = placement.rank_of(w);
     for (int c = 0; c < plan.vpp; ++c) {
-      const int stage = timetable.stage(rank, c);
-      auto [it, inserted] = cost_cache.try_emplace({type, stage});
-      if (inserted) it->second = cost_chunk(model, plan, catalog.at(type), spans[stage], tp_links);
-      ChunkCost cost = it->second;
+      const int slice = slice_of[timetable.stage(rank, c)];
+      auto [it, inserted] = cost_cache.try_emplace({type, slice});
+      if (inserted) it->second = cost_chunk(model, plan, catalog.at(type), spans[slice], tp_links);
+      ChunkCost cost = per_segment(it->second, timetable.sequence_splits);
       // Megatron-core sends the whole activation from every tensor-parallel rank, or only its
       // sequence shard with sequence parallelism.
       if (plan.sequence_parallel) cost.output_bytes /= plan.tp;
@@ -186,6 +228,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
       rings.push_back(std::move(ring));
     }
     const RingBottleneck bottleneck = ring_bottleneck(cluster, rings);
+    // Worker `rank` is replica 0 of that pipeline rank; its replicas hold the same layers.
     const double grad_bytes = params_on_gpu[rank] * kGradientBytesPerParam;
     double seconds;
     double hop_bytes;
@@ -211,8 +254,14 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   }
   result.gradient_reduce_s_per_rank = inputs.gradient_reduce_s;
 
-  for (int w = 0; w < placement.workers(); ++w)
-    inputs.static_bytes.push_back(static_memory(params_on_gpu[w], plan).total());
+  for (int w = 0; w < placement.workers(); ++w) {
+    // PipeDream's weight stashing keeps extra versions of the weights (not of their gradients or
+    // optimizer state).
+    const StaticMemory memory = static_memory(params_on_gpu[w], plan);
+    const int versions =
+        timetable.weight_versions.empty() ? 1 : timetable.weight_versions[placement.rank_of(w)];
+    inputs.static_bytes.push_back(memory.total() + (versions - 1) * memory.weights_bytes);
+  }
 
   PlacementRoutes routes(cluster, placement);
   inputs.routes = &routes;

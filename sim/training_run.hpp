@@ -22,6 +22,7 @@ struct RunOptions {
   ParallelPlan plan;                    // dp is derived from the cluster; the field is ignored
   std::string schedule = "1f1b";        // timetable generator kind
   std::optional<Timetable> timetable;   // replaces the generator when set
+  int sequence_splits = 1;              // Seq1F1B's k (--seq-splits)
   int first_stage_layers = 0;           // --decoder-first-pipeline-num-layers (0 = even split)
   int last_stage_layers = 0;            // --decoder-last-pipeline-num-layers
 };
@@ -38,7 +39,7 @@ struct GpuMemory {
 struct RunResult {
   ParallelPlan plan;                     // with dp filled in
   std::string schedule;
-  std::vector<int> layers_per_stage;     // per virtual stage
+  std::vector<int> layers_per_stage;     // per model slice (virtual stage along a path)
   double iteration_time_s = 0;
   double pipeline_time_s = 0;            // flush of the last pipeline op
   double tokens_per_iteration = 0;

@@ -2,11 +2,15 @@
 // The subcommands of the `hetsim` command line. Each registers its options on the app and runs
 // from a callback; failures are thrown as hetsim::Error and turned into one line by main().
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace hetsim::cli {
 
 void add_run_command(CLI::App& app);
 void add_schedule_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+
+// The schedule kinds make_timetable knows, comma-separated, for --help texts.
+std::string schedule_kind_list();
 
 }  // namespace hetsim::cli

@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/transformer_config.hpp"
+#include "schedules/generators.hpp"
 #include "schedules/timetable_json.hpp"
 #include "sim/training_run.hpp"
 #include "tools/hetsim/commands.hpp"
@@ -114,8 +115,10 @@ void add_run_command(CLI::App& app) {
                   "layers on the first pipeline stage (uneven split)");
   cmd->add_option("--decoder-last-pipeline-num-layers", args->options.last_stage_layers,
                   "layers on the last pipeline stage (uneven split)");
-  cmd->add_option("--schedule", args->options.schedule, "pipeline schedule kind (gpipe, 1f1b, ...)")
-      ->capture_default_str();
+  cmd->add_option("--schedule", args->options.schedule,
+                  "pipeline schedule kind: " + schedule_kind_list())->capture_default_str();
+  cmd->add_option("--seq-splits", args->options.sequence_splits,
+                  "sequence segments per microbatch (seq1f1b's k)")->capture_default_str();
   cmd->add_option("--timetable", args->timetable, "replay this timetable JSON instead of a generated one");
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace to this file");
   cmd->add_flag("--json", args->json, "print the report as JSON");

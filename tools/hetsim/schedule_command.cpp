@@ -22,6 +22,7 @@ struct ScheduleArgs {
   int pp = 4;
   int microbatches = 8;
   int chunks = 1;
+  int sequence_splits = 1;
   AbstractCosts costs;
   std::string timetable;
   std::string svg;
@@ -47,7 +48,8 @@ void write_file(const std::string& path, const std::string& text) {
 
 void run(const ScheduleArgs& args) {
   const Timetable timetable = args.timetable.empty()
-                                  ? make_timetable(args.kind, args.pp, args.microbatches, args.chunks)
+                                  ? make_timetable(args.kind, args.pp, args.microbatches,
+                                                   args.sequence_splits > 1 ? args.sequence_splits : args.chunks)
                                   : load_timetable(args.timetable);
   validate(timetable);
   TimedOpCollector collector;
@@ -103,7 +105,9 @@ void add_schedule_command(CLI::App& app) {
       "  bubble_span_fraction  idle share of the longest single-rank span, first op to last "
       "(zero-bubble papers)\n  max_rank_idle         largest idle time of any rank (DualPipe)\nExample: hetsim schedule --kind 1f1b --pp 8 --mb 16 --f 1 --b 2 "
       "--json --svg 1f1b.svg");
-  cmd->add_option("--kind", args->kind, "schedule kind: gpipe, 1f1b, ...")->capture_default_str();
+  cmd->add_option("--kind", args->kind, "schedule kind: " + schedule_kind_list())->capture_default_str();
+  cmd->add_option("--seq-splits", args->sequence_splits, "sequence segments per microbatch (seq1f1b's k)")
+      ->capture_default_str();
   cmd->add_option("--pp", args->pp, "pipeline ranks p")->capture_default_str();
   cmd->add_option("--mb,--microbatches", args->microbatches, "microbatches m")->capture_default_str();
   cmd->add_option("--vpp,--chunks", args->chunks, "model chunks per rank v")->capture_default_str();
@@ -118,6 +122,16 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_flag("--text", args->text, "print the schedule as a character grid");
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->callback([args] { run(*args); });
+}
+
+}  // namespace hetsim::cli
+
+namespace hetsim::cli {
+
+std::string schedule_kind_list() {
+  std::string list;
+  for (const std::string& kind : timetable_kinds()) list += (list.empty() ? "" : ", ") + kind;
+  return list;
 }
 
 }  // namespace hetsim::cli

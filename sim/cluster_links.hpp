@@ -1,0 +1,13 @@
+#pragma once
+// The cluster's links as the flow network carries them: bandwidth, latency and, for WAN links
+// with a trace or a random walk, the bandwidth steps over time.
+#include <vector>
+
+#include "sim/network.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+std::vector<LinkCapacity> network_links(const Cluster& cluster);
+
+}  // namespace hetsim

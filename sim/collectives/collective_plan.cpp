@@ -1,0 +1,240 @@
+#include "sim/collectives/collective_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "base/error.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Appends transfers and remembers, per GPU, its last send and last receive, so that the first
+// transfer of a GPU in the next phase waits for what the GPU already had to do.
+class PlanBuilder {
+ public:
+  explicit PlanBuilder(CollectivePlan& plan) : plan_(plan) {}
+
+  int add(GpuId src, GpuId dst, double bytes, std::vector<TransferDependency> after) {
+    plan_.transfers.push_back(Transfer{src, dst, bytes, std::move(after)});
+    const int id = static_cast<int>(plan_.transfers.size()) - 1;
+    last_send_[src] = id;
+    last_recv_[dst] = id;
+    return id;
+  }
+
+  // A GPU may act once its last receive has arrived and its last send has left it.
+  std::vector<TransferDependency> ready(GpuId gpu) const {
+    std::vector<TransferDependency> after;
+    if (const auto it = last_recv_.find(gpu); it != last_recv_.end()) after.push_back({it->second, false});
+    if (const auto it = last_send_.find(gpu); it != last_send_.end()) after.push_back({it->second, true});
+    return after;
+  }
+
+  // `steps` ring steps of `bytes` each: in step k every GPU sends to its successor what it
+  // received from its predecessor in step k-1 (reduce-scatter and all-gather move alike).
+  void ring_phase(const std::vector<GpuId>& ring, int steps, double bytes) {
+    const std::size_t n = ring.size();
+    if (n < 2 || steps <= 0) return;
+    std::vector<int> received(n, -1);
+    std::vector<int> sent(n, -1);
+    std::vector<int> ids(n);
+    for (int k = 0; k < steps; ++k) {
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<TransferDependency> after =
+            k == 0 ? ready(ring[i])
+                   : std::vector<TransferDependency>{{received[i], false}, {sent[i], true}};
+        ids[i] = add(ring[i], ring[(i + 1) % n], bytes, std::move(after));
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        sent[i] = ids[i];
+        received[(i + 1) % n] = ids[i];
+      }
+    }
+  }
+
+  // A chain from ring[0] through the others, `bytes` cut into pipelined chunks.
+  void chain_broadcast(const std::vector<GpuId>& ring, double bytes) {
+    const int chunks = pipeline_chunks(bytes);
+    const double chunk = bytes / chunks;
+    const std::size_t hops = ring.size() - 1;
+    std::vector<int> previous(hops, -1);  // hop j's transfer of the previous chunk
+    for (int c = 0; c < chunks; ++c) {
+      std::vector<int> current(hops);
+      for (std::size_t j = 0; j < hops; ++j) {
+        std::vector<TransferDependency> after =
+            c == 0 ? ready(ring[j]) : std::vector<TransferDependency>{{previous[j], true}};
+        if (j > 0) after.push_back({current[j - 1], false});
+        current[j] = add(ring[j], ring[j + 1], chunk, std::move(after));
+      }
+      previous = std::move(current);
+    }
+  }
+
+  // One binary tree over `order`: chunks reduced towards the root, then broadcast back down.
+  void tree_all_reduce(const std::vector<GpuId>& order, double bytes) {
+    const int n = static_cast<int>(order.size());
+    const std::vector<int> parent = binary_tree_parents(n);
+    std::vector<std::vector<int>> children(n);
+    std::vector<int> depth(n, 0);
+    int root = 0;
+    for (int p = 0; p < n; ++p) {
+      if (parent[p] < 0) root = p;
+      else children[parent[p]].push_back(p);
+    }
+    // Positions from the root down (breadth-first); reversed, leaves come before their parents.
+    std::vector<int> top_down{root};
+    for (std::size_t i = 0; i < top_down.size(); ++i)
+      for (int child : children[top_down[i]]) top_down.push_back(child);
+    const int chunks = pipeline_chunks(bytes);
+    const double chunk = bytes / chunks;
+    std::vector<int> up(n, -1), down(n, -1);  // the previous chunk's transfer into/out of p
+    for (int c = 0; c < chunks; ++c) {
+      std::vector<int> up_now(n, -1), down_now(n, -1);
+      for (auto it = top_down.rbegin(); it != top_down.rend(); ++it) {
+        const int p = *it;
+        if (p == root) continue;
+        // A tree is a whole collective (both trees start together), so its first chunk waits for
+        // nothing but its children.
+        std::vector<TransferDependency> after;
+        if (c > 0) after.push_back({up[p], true});
+        for (int child : children[p]) after.push_back({up_now[child], false});
+        up_now[p] = add(order[p], order[parent[p]], chunk, std::move(after));
+      }
+      for (int p : top_down) {
+        for (int child : children[p]) {
+          std::vector<TransferDependency> after;
+          if (p == root) {
+            for (int reduced : children[root]) after.push_back({up_now[reduced], false});
+          } else {
+            after.push_back({down_now[p], false});
+          }
+          if (c > 0) after.push_back({down[child], true});
+          down_now[child] = add(order[p], order[child], chunk, std::move(after));
+        }
+      }
+      up = std::move(up_now);
+      down = std::move(down_now);
+    }
+  }
+
+  static int pipeline_chunks(double bytes) {
+    const double wanted = std::ceil(bytes / kPipelineChunkBytes);
+    return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(kMaxPipelineChunks)));
+  }
+
+ private:
+  CollectivePlan& plan_;
+  std::map<GpuId, int> last_send_;
+  std::map<GpuId, int> last_recv_;
+};
+
+int tree_build(std::vector<int>& parent, int lo, int hi, int up) {
+  if (lo > hi) return -1;
+  const int mid = lo + (hi - lo) / 2;
+  parent[mid] = up;
+  return 1 + std::max(tree_build(parent, lo, mid - 1, mid), tree_build(parent, mid + 1, hi, mid));
+}
+
+}  // namespace
+
+void check_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
+                      const std::vector<GpuId>& gpus, double bytes) {
+  if (op == CollectiveOp::kSend ? gpus.size() != 2 : gpus.size() < 2)
+    throw Error(fmt::format("{} over {} GPUs: expected {}", to_string(op), gpus.size(),
+                            op == CollectiveOp::kSend ? "exactly 2 (sender, receiver)" : "2 or more"));
+  std::set<GpuId> seen;
+  for (GpuId g : gpus) {
+    (void)cluster.gpu(g);  // range check
+    if (!seen.insert(g).second) throw Error(fmt::format("GPU {} appears twice in the group", g));
+  }
+  if (!(bytes >= 0)) throw Error(fmt::format("message size {} bytes: expected >= 0", bytes));
+  if (algo == CollectiveAlgo::kTree && op != CollectiveOp::kAllReduce)
+    throw Error(fmt::format("--algo tree: NCCL's trees do all-reduce only; got {}", to_string(op)));
+  if (algo == CollectiveAlgo::kHierarchical && op != CollectiveOp::kAllReduce &&
+      op != CollectiveOp::kReduceScatter && op != CollectiveOp::kAllGather)
+    throw Error(fmt::format("--algo hierarchical: all-reduce, reduce-scatter or all-gather; got {}",
+                            to_string(op)));
+  if (algo == CollectiveAlgo::kHierarchical) (void)gpus_by_node(cluster, gpus);
+}
+
+std::vector<int> binary_tree_parents(int n) {
+  std::vector<int> parent(static_cast<std::size_t>(std::max(n, 0)), -1);
+  tree_build(parent, 0, n - 1, -1);
+  return parent;
+}
+
+int binary_tree_depth(int n) {
+  std::vector<int> parent(static_cast<std::size_t>(std::max(n, 0)), -1);
+  return std::max(0, tree_build(parent, 0, n - 1, -1) - 1);
+}
+
+std::vector<std::vector<GpuId>> gpus_by_node(const Cluster& cluster, const std::vector<GpuId>& gpus) {
+  std::vector<std::vector<GpuId>> nodes;
+  std::map<int, std::size_t> index;
+  for (GpuId g : gpus) {
+    const auto [it, fresh] = index.emplace(cluster.gpu(g).node, nodes.size());
+    if (fresh) nodes.emplace_back();
+    nodes[it->second].push_back(g);
+  }
+  for (const auto& node : nodes)
+    if (node.size() != nodes.front().size())
+      throw Error(fmt::format(
+          "hierarchical collectives need the same number of the group's GPUs in every node; node "
+          "\"{}\" has {}, node \"{}\" has {}",
+          cluster.node_name(cluster.gpu(nodes.front().front()).node), nodes.front().size(),
+          cluster.node_name(cluster.gpu(node.front()).node), node.size()));
+  return nodes;
+}
+
+CollectivePlan plan_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
+                               const std::vector<GpuId>& gpus, double bytes) {
+  check_collective(cluster, op, algo, gpus, bytes);
+  CollectivePlan plan;
+  PlanBuilder build(plan);
+  const int n = static_cast<int>(gpus.size());
+
+  if (algo == CollectiveAlgo::kTree) {
+    std::vector<GpuId> shifted(gpus.begin() + 1, gpus.end());
+    shifted.push_back(gpus.front());
+    build.tree_all_reduce(gpus, bytes / 2);
+    build.tree_all_reduce(shifted, bytes / 2);
+    return plan;
+  }
+  if (algo == CollectiveAlgo::kHierarchical) {
+    const auto nodes = gpus_by_node(cluster, gpus);
+    const int g = static_cast<int>(nodes.front().size());
+    const int m = static_cast<int>(nodes.size());
+    std::vector<std::vector<GpuId>> across(static_cast<std::size_t>(g));
+    for (const auto& node : nodes)
+      for (int j = 0; j < g; ++j) across[j].push_back(node[j]);
+    const double shard = bytes / g;
+    if (op != CollectiveOp::kAllGather)
+      for (const auto& node : nodes) build.ring_phase(node, g - 1, shard);
+    const int inter_steps = op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
+    for (const auto& ring : across) build.ring_phase(ring, inter_steps, shard / m);
+    if (op != CollectiveOp::kReduceScatter)
+      for (const auto& node : nodes) build.ring_phase(node, g - 1, shard);
+    return plan;
+  }
+  switch (op) {
+    case CollectiveOp::kAllReduce: build.ring_phase(gpus, 2 * (n - 1), bytes / n); break;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather: build.ring_phase(gpus, n - 1, bytes / n); break;
+    case CollectiveOp::kBroadcast: build.chain_broadcast(gpus, bytes); break;
+    case CollectiveOp::kSend: build.add(gpus[0], gpus[1], bytes, {}); break;
+    case CollectiveOp::kAllToAll:
+      // Every pair at once, as NCCL's grouped send/recv does.
+      for (GpuId from : gpus)
+        for (GpuId to : gpus)
+          if (from != to) build.add(from, to, bytes / n, {});
+      break;
+  }
+  return plan;
+}
+
+}  // namespace hetsim

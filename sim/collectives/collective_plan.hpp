@@ -1,0 +1,66 @@
+#pragma once
+// A collective as a graph of point-to-point transfers on the cluster's real routes: each transfer
+// starts once its dependencies are met, so a rank forwards a chunk only after receiving it and
+// sends its next chunk only after the previous one has left it. The algorithms:
+//   ring          reduce-scatter / all-gather: n-1 steps of S/n around the ring (all-reduce: both);
+//                 broadcast: a chain from the first GPU, pipelined in chunks; all-to-all: every
+//                 pair at once, S/n each; send: one message from the first GPU to the second.
+//   tree          all-reduce on NCCL's double binary tree (Sanders, Speck & Traeff 2009): two
+//                 trees carry half the data each, pipelined in chunks, reduced up then broadcast
+//                 down; the second tree is the first shifted by one rank.
+//   hierarchical  all-reduce = ring reduce-scatter inside each node, ring all-reduce of S/g
+//                 across nodes among GPUs of the same local index, ring all-gather inside each
+//                 node (g GPUs per node); reduce-scatter and all-gather use the matching halves.
+#include <vector>
+
+#include "sim/collectives/collective.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+// A dependency: transfer `transfer` delivered (its last byte arrived) or only drained (its last
+// byte left the sender, so the sender's links are free for its next message).
+struct TransferDependency {
+  int transfer = 0;
+  bool drained_only = false;
+};
+
+struct Transfer {
+  GpuId src = 0;
+  GpuId dst = 0;
+  double bytes = 0;
+  std::vector<TransferDependency> after;
+};
+
+struct CollectivePlan {
+  std::vector<Transfer> transfers;
+};
+
+// Pipelined algorithms (tree, broadcast) cut the message into chunks of one NCCL buffer:
+// NCCL_BUFFSIZE defaults to 4 MiB (NCCL user guide, "Environment Variables",
+// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html), with at most this many
+// chunks so a very large message does not explode the event count.
+inline constexpr double kPipelineChunkBytes = 4.0 * 1024 * 1024;
+inline constexpr int kMaxPipelineChunks = 64;
+
+// Builds the transfers of `op` with `algo` over `gpus` (in ring order; the first GPU is the root
+// of a broadcast and the sender of a send) for a message of `bytes` as nccl-tests sizes it
+// (collective.hpp). Throws Error for a combination that does not exist (tree only does
+// all-reduce, as in NCCL; hierarchical needs the same number of the group's GPUs in every node).
+CollectivePlan plan_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
+                               const std::vector<GpuId>& gpus, double bytes);
+
+// The checks plan_collective makes, for the alpha-beta path to refuse the same inputs.
+void check_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
+                      const std::vector<GpuId>& gpus, double bytes);
+
+// The group's GPUs by node, in order of first appearance; throws Error unless every node holds
+// the same number of them.
+std::vector<std::vector<GpuId>> gpus_by_node(const Cluster& cluster, const std::vector<GpuId>& gpus);
+
+// Parent of each position in the balanced in-order binary tree over positions 0..n-1 (-1 for the
+// root) and its depth in edges.
+std::vector<int> binary_tree_parents(int n);
+int binary_tree_depth(int n);
+
+}  // namespace hetsim
