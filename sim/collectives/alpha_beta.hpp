@@ -1,15 +1,18 @@
 #pragma once
 // The alpha-beta fast path: collectives costed by closed forms on the group's routes, with no
 // events. B is the smallest bandwidth share a hop gets when the concurrent hops of a phase share
-// links (ring_bottleneck), L the largest hop latency; n ranks, S bytes (nccl-tests sizes).
+// links (ring_bottleneck), L the mean hop latency around the ring (a chunk meets each hop's own
+// latency as it travels; steps are not barriers); n ranks, S bytes (nccl-tests sizes).
 //   ring all-reduce       2(n-1)/n * S/B + 2(n-1) L      (Patarasuk & Yuan 2009; DESIGN.md)
 //   ring reduce-scatter,  (n-1)/n * S/B + (n-1) L
 //   all-gather
-//   broadcast (chain)     (n-1)(L + c/B) + (k-1) c/B     for k pipeline chunks of c = S/k bytes
+//   broadcast (chain)     sum over hops of (c/B_j + L_j) + (k-1) c / min_j B_j, for k pipeline
+//                         chunks of c = S/k bytes
 //   send                  L + S/B on the route
 //   all-to-all            max over links of (bytes crossing it / its bandwidth) + largest route L
-//   tree all-reduce       2 S/B + 2 D (L + c/B)           D the tree depth, c the chunk: each
-//                         rank sends S up (S/2 per tree) and S down over the iteration
+//   tree all-reduce       max over links of (bytes crossing it / its bandwidth), each tree edge
+//                         carrying S/2 up and S/2 down, + one chunk's round trip on the deepest
+//                         path (drain and latency per edge, up and down)
 //   hierarchical          intra-node ring phases at (B_i, L_i) of g GPUs plus the inter-node ring
 //                         of S/g over m nodes at (B_n, L_n); all-reduce:
 //                         2(g-1)/g S/B_i + 2(g-1) L_i + 2(m-1)/m (S/g)/B_n + 2(m-1) L_n

@@ -43,10 +43,13 @@ class PlanBuilder {
     std::vector<int> received(n, -1);
     std::vector<int> sent(n, -1);
     std::vector<int> ids(n);
+    // What each GPU waits for before its first step, taken before this phase adds anything.
+    std::vector<std::vector<TransferDependency>> first(n);
+    for (std::size_t i = 0; i < n; ++i) first[i] = ready(ring[i]);
     for (int k = 0; k < steps; ++k) {
       for (std::size_t i = 0; i < n; ++i) {
         std::vector<TransferDependency> after =
-            k == 0 ? ready(ring[i])
+            k == 0 ? first[i]
                    : std::vector<TransferDependency>{{received[i], false}, {sent[i], true}};
         ids[i] = add(ring[i], ring[(i + 1) % n], bytes, std::move(after));
       }
@@ -63,11 +66,13 @@ class PlanBuilder {
     const double chunk = bytes / chunks;
     const std::size_t hops = ring.size() - 1;
     std::vector<int> previous(hops, -1);  // hop j's transfer of the previous chunk
+    std::vector<std::vector<TransferDependency>> first(hops);
+    for (std::size_t j = 0; j < hops; ++j) first[j] = ready(ring[j]);
     for (int c = 0; c < chunks; ++c) {
       std::vector<int> current(hops);
       for (std::size_t j = 0; j < hops; ++j) {
         std::vector<TransferDependency> after =
-            c == 0 ? ready(ring[j]) : std::vector<TransferDependency>{{previous[j], true}};
+            c == 0 ? first[j] : std::vector<TransferDependency>{{previous[j], true}};
         if (j > 0) after.push_back({current[j - 1], false});
         current[j] = add(ring[j], ring[j + 1], chunk, std::move(after));
       }
@@ -133,6 +138,8 @@ class PlanBuilder {
   std::map<GpuId, int> last_recv_;
 };
 
+// Fills parent[] for positions lo..hi under `up`; returns the subtree's depth in edges (-1 when
+// empty).
 int tree_build(std::vector<int>& parent, int lo, int hi, int up) {
   if (lo > hi) return -1;
   const int mid = lo + (hi - lo) / 2;
@@ -170,7 +177,7 @@ std::vector<int> binary_tree_parents(int n) {
 
 int binary_tree_depth(int n) {
   std::vector<int> parent(static_cast<std::size_t>(std::max(n, 0)), -1);
-  return std::max(0, tree_build(parent, 0, n - 1, -1) - 1);
+  return std::max(0, tree_build(parent, 0, n - 1, -1));
 }
 
 std::vector<std::vector<GpuId>> gpus_by_node(const Cluster& cluster, const std::vector<GpuId>& gpus) {

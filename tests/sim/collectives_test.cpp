@@ -1,0 +1,165 @@
+// Collectives as flows on the shipped DGX H100 cluster, held against their closed forms, and the
+// alpha-beta fast path's error against the flow simulation. Routes: same node = two NVLink hops
+// (450 GB/s per direction, 8 us in all); other node = two NIC hops (400 Gbit/s = 50 GB/s, 24 us).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <string>
+
+#include "base/error.hpp"
+#include "sim/collectives/alpha_beta.hpp"
+#include "sim/collectives/collective_plan.hpp"
+#include "sim/collectives/flow_collective.hpp"
+#include "topologies/cluster_loader.hpp"
+
+using namespace hetsim;
+
+namespace {
+
+const Cluster& dgx_h100_4node() {
+  static const Cluster cluster = load_cluster(
+      std::string(HETSIM_SOURCE_DIR) + "/topologies/clusters/dgx-h100-4node.json", {"h100-sxm"});
+  return cluster;
+}
+
+std::vector<GpuId> first_gpus(int n) {
+  std::vector<GpuId> gpus(static_cast<std::size_t>(n));
+  std::iota(gpus.begin(), gpus.end(), 0);
+  return gpus;
+}
+
+double flow_s(CollectiveOp op, CollectiveAlgo algo, const std::vector<GpuId>& gpus, double bytes) {
+  const Cluster& c = dgx_h100_4node();
+  return simulate_collective_flows(c, plan_collective(c, op, algo, gpus, bytes)).time_s;
+}
+
+void check_exact(double actual, double expected, const char* what) {
+  std::printf("  %-58s expected %.9g s, actual %.9g s\n", what, expected, actual);
+  CHECK(std::abs(actual - expected) / expected < 1e-9);
+}
+
+constexpr double kNvlink = 450e9, kNvlinkLatency = 8e-6;  // dgx-h100-4node.json intra_node
+constexpr double kNic = 50e9, kNicLatency = 24e-6;         // 400 Gbit/s NDR, nic.latency_us
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+}  // namespace
+
+TEST_CASE("ring all-reduce on a uniform ring: 2(n-1)/n S/B + 2(n-1) L") {
+  // 8 GPUs of one node: every hop is GPU -> NVSwitch -> GPU, one flow per link.
+  const double n = 8, s = kGiB;
+  const double expected = 2 * (n - 1) / n * s / kNvlink + 2 * (n - 1) * kNvlinkLatency;
+  check_exact(flow_s(CollectiveOp::kAllReduce, CollectiveAlgo::kRing, first_gpus(8), s), expected,
+              "flow simulation, 8 GPUs, 1 GiB");
+  check_exact(alpha_beta_collective_s(dgx_h100_4node(), CollectiveOp::kAllReduce, CollectiveAlgo::kRing,
+                                      first_gpus(8), s),
+              expected, "alpha-beta, 8 GPUs, 1 GiB");
+}
+
+TEST_CASE("ring reduce-scatter and all-gather: (n-1)/n S/B + (n-1) L") {
+  const double n = 8, s = 256e6;
+  const double expected = (n - 1) / n * s / kNvlink + (n - 1) * kNvlinkLatency;
+  check_exact(flow_s(CollectiveOp::kReduceScatter, CollectiveAlgo::kRing, first_gpus(8), s), expected,
+              "reduce-scatter, 8 GPUs, 256 MB");
+  check_exact(flow_s(CollectiveOp::kAllGather, CollectiveAlgo::kRing, first_gpus(8), s), expected,
+              "all-gather, 8 GPUs, 256 MB");
+}
+
+TEST_CASE("hierarchical all-reduce: intra-node rings, inter-node rings of S/g, intra-node rings") {
+  // g = 8 GPUs per node, m = 4 nodes: 2(g-1)(S/(g B_i) + L_i) + 2(m-1)(S/(g m B_n) + L_n).
+  const double g = 8, m = 4, s = kGiB;
+  const double expected = 2 * (g - 1) * (s / (g * kNvlink) + kNvlinkLatency) +
+                          2 * (m - 1) * (s / (g * m * kNic) + kNicLatency);
+  check_exact(flow_s(CollectiveOp::kAllReduce, CollectiveAlgo::kHierarchical, first_gpus(32), s),
+              expected, "flow simulation, 4 nodes x 8 GPUs, 1 GiB");
+  check_exact(alpha_beta_collective_s(dgx_h100_4node(), CollectiveOp::kAllReduce,
+                                      CollectiveAlgo::kHierarchical, first_gpus(32), s),
+              expected, "alpha-beta");
+}
+
+TEST_CASE("pipelined chain broadcast: (n-1)(L + c/B) + (k-1) c/B") {
+  // 64 MiB in k = 16 chunks of c = 4 MiB (one NCCL buffer each) down 7 NVLink hops.
+  const double s = 64.0 * 1024 * 1024, k = 16, c = s / k;
+  const double expected = 7 * (kNvlinkLatency + c / kNvlink) + (k - 1) * c / kNvlink;
+  check_exact(flow_s(CollectiveOp::kBroadcast, CollectiveAlgo::kRing, first_gpus(8), s), expected,
+              "broadcast, 8 GPUs, 64 MiB");
+}
+
+TEST_CASE("send across nodes: route latency + S / NIC bandwidth") {
+  const double s = 1e9;
+  check_exact(flow_s(CollectiveOp::kSend, CollectiveAlgo::kRing, {0, 8}, s), kNicLatency + s / kNic,
+              "send GPU 0 -> GPU 8, 1 GB");
+}
+
+TEST_CASE("all-to-all inside a node: each GPU's NVLink carries its n-1 messages of S/n") {
+  const double n = 8, s = 1e9;
+  check_exact(flow_s(CollectiveOp::kAllToAll, CollectiveAlgo::kRing, first_gpus(8), s),
+              (n - 1) / n * s / kNvlink + kNvlinkLatency, "all-to-all, 8 GPUs, 1 GB");
+}
+
+TEST_CASE("nccl-tests bus bandwidth: 1 GiB ring all-reduce reaches the link it is bound by") {
+  // nccl-tests doc/PERFORMANCE.md: busbw = S/t * 2(n-1)/n. Within a node the bound is NVLink
+  // (450 GB/s); across 4 nodes the ring crosses NICs (50 GB/s). Done-when: within 5%.
+  for (const auto& [n, bound] : {std::pair{8, kNvlink}, std::pair{32, kNic}}) {
+    const double t = flow_s(CollectiveOp::kAllReduce, CollectiveAlgo::kRing, first_gpus(n), kGiB);
+    const double busbw = kGiB / t * bus_bandwidth_factor(CollectiveOp::kAllReduce, n);
+    std::printf("  %2d GPUs: busbw %.2f GB/s against %.0f GB/s (%.2f%% below)\n", n, busbw / 1e9,
+                bound / 1e9, 100 * (1 - busbw / bound));
+    CHECK(busbw <= bound);
+    CHECK(busbw >= 0.95 * bound);
+  }
+}
+
+TEST_CASE("the alpha-beta fast path against the flow simulation") {
+  struct Case { CollectiveOp op; CollectiveAlgo algo; int n; double bytes; double bound; };
+  // Bounds: measured errors (printed) with headroom; exact cases are held at 1e-9 above.
+  const Case cases[] = {
+      {CollectiveOp::kAllReduce, CollectiveAlgo::kRing, 32, kGiB, 0.05},
+      {CollectiveOp::kAllReduce, CollectiveAlgo::kRing, 32, 1 << 20, 0.05},
+      {CollectiveOp::kAllReduce, CollectiveAlgo::kTree, 8, kGiB, 0.05},
+      {CollectiveOp::kAllReduce, CollectiveAlgo::kTree, 32, kGiB, 0.05},
+      {CollectiveOp::kAllReduce, CollectiveAlgo::kTree, 32, 1 << 20, 0.05},
+      {CollectiveOp::kAllGather, CollectiveAlgo::kHierarchical, 32, kGiB, 0.05},
+      {CollectiveOp::kAllToAll, CollectiveAlgo::kRing, 32, kGiB, 0.05},
+      {CollectiveOp::kBroadcast, CollectiveAlgo::kRing, 32, kGiB, 0.05},
+  };
+  std::printf("  %-14s %-12s %3s %12s %12s %12s %8s\n", "op", "algo", "n", "bytes", "flow_s",
+              "alpha_beta_s", "error");
+  for (const Case& c : cases) {
+    const double flow = flow_s(c.op, c.algo, first_gpus(c.n), c.bytes);
+    const double fast = alpha_beta_collective_s(dgx_h100_4node(), c.op, c.algo, first_gpus(c.n), c.bytes);
+    const double error = (fast - flow) / flow;
+    std::printf("  %-14s %-12s %3d %12.0f %12.6g %12.6g %+7.2f%%\n", to_string(c.op),
+                to_string(c.algo), c.n, c.bytes, flow, fast, 100 * error);
+    CHECK(std::abs(error) < c.bound);
+  }
+}
+
+TEST_CASE("collectives that do not exist are refused with a reason") {
+  const Cluster& c = dgx_h100_4node();
+  CHECK_THROWS_WITH_AS(plan_collective(c, CollectiveOp::kAllGather, CollectiveAlgo::kTree, first_gpus(8), 1),
+                       "--algo tree: NCCL's trees do all-reduce only; got all-gather", Error);
+  CHECK_THROWS_WITH_AS(plan_collective(c, CollectiveOp::kSend, CollectiveAlgo::kRing, first_gpus(3), 1),
+                       "send over 3 GPUs: expected exactly 2 (sender, receiver)", Error);
+  CHECK_THROWS_WITH_AS(
+      plan_collective(c, CollectiveOp::kAllReduce, CollectiveAlgo::kHierarchical, first_gpus(12), 1),
+      "hierarchical collectives need the same number of the group's GPUs in every node; node "
+      "\"dc-a/dgx0\" has 8, node \"dc-a/dgx1\" has 4",
+      Error);
+  CHECK_THROWS_WITH_AS(plan_collective(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, {0, 0}, 1),
+                       "GPU 0 appears twice in the group", Error);
+  CHECK_THROWS_WITH_AS(parse_collective_op("allreduce", "--op"),
+                       "--op: got \"allreduce\"; expected all-reduce, reduce-scatter, all-gather, "
+                       "all-to-all, broadcast or send",
+                       Error);
+}
+
+TEST_CASE("binary trees are balanced") {
+  CHECK(binary_tree_depth(1) == 0);
+  CHECK(binary_tree_depth(7) == 2);
+  CHECK(binary_tree_depth(8) == 3);
+  CHECK(binary_tree_depth(32) == 5);
+  const auto parents = binary_tree_parents(7);  // in-order: 3 is the root, 1 and 5 below it
+  CHECK(parents == std::vector<int>{1, 3, 1, -1, 5, 3, 5});
+}
