@@ -9,6 +9,7 @@ namespace hetsim::cli {
 void add_run_command(CLI::App& app);
 void add_schedule_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_collective_command(CLI::App& app);
 
 // The schedule kinds make_timetable knows, comma-separated, for --help texts.
 std::string schedule_kind_list();

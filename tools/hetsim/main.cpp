@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   hetsim::cli::add_run_command(app);
   hetsim::cli::add_schedule_command(app);
   hetsim::cli::add_validate_command(app);
+  hetsim::cli::add_collective_command(app);
   hetsim::add_calibrate_command(app);
   try {
     app.parse(argc, argv);

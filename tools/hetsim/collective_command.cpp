@@ -1,0 +1,158 @@
+// `hetsim collective`: one collective over a group of GPUs of a cluster, simulated as flows on
+// the real routes (or costed by the alpha-beta fast path), reported as nccl-tests reports it.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "base/error.hpp"
+#include "models/gpu_catalog.hpp"
+#include "sim/collectives/alpha_beta.hpp"
+#include "sim/collectives/collective_plan.hpp"
+#include "sim/collectives/flow_collective.hpp"
+#include "tools/hetsim/commands.hpp"
+#include "tools/hetsim/shipped_paths.hpp"
+#include "topologies/cluster_loader.hpp"
+
+namespace hetsim::cli {
+
+namespace {
+
+struct CollectiveArgs {
+  std::string cluster;
+  std::string op = "all-reduce";
+  std::string algo = "ring";
+  std::string gpus = "8";
+  std::string bytes = "1G";
+  double overhead_us = 0;
+  bool alpha_beta = false;
+  bool json = false;
+};
+
+// "N" = GPUs 0..N-1; "a,b,c" = those GPUs, in ring order.
+std::vector<GpuId> parse_gpus(const std::string& text, int gpu_count) {
+  std::vector<GpuId> gpus;
+  const auto fail = [&](const std::string& why) {
+    throw Error(fmt::format("--gpus: got \"{}\"; expected {}", text, why));
+  };
+  if (text.empty()) fail("a GPU count N or a list of GPU ids like 0,1,8,9");
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 9)
+      fail("a GPU count N or a list of GPU ids like 0,1,8,9");
+    gpus.push_back(std::stoi(item));
+    start = comma + 1;
+  }
+  if (gpus.size() == 1) {
+    const int n = gpus.front();
+    if (n < 2 || n > gpu_count) fail(fmt::format("a count from 2 to the cluster's {} GPUs", gpu_count));
+    gpus.resize(static_cast<std::size_t>(n));
+    std::iota(gpus.begin(), gpus.end(), 0);
+    return gpus;
+  }
+  for (GpuId g : gpus)
+    if (g >= gpu_count) fail(fmt::format("GPU ids below the cluster's {} GPUs", gpu_count));
+  return gpus;
+}
+
+// Bytes with an optional K, M or G suffix in powers of 1024, as nccl-tests' -b/-e take them.
+double parse_bytes(const std::string& text) {
+  std::size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string suffix = text.substr(used);
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double scale = 0;
+  if (suffix.empty() || suffix == "B") scale = 1;
+  else if (suffix == "K" || suffix == "KIB") scale = 1024.0;
+  else if (suffix == "M" || suffix == "MIB") scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GIB") scale = 1024.0 * 1024 * 1024;
+  if (used == 0 || scale == 0 || !(value >= 0))
+    throw Error(fmt::format("--bytes: got \"{}\"; expected a size >= 0 in bytes, optionally with K, M "
+                            "or G (KiB, MiB, GiB) as nccl-tests takes it, e.g. 1G",
+                            text));
+  return value * scale;
+}
+
+void run(const CollectiveArgs& args) {
+  const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
+  const Cluster cluster = load_cluster(args.cluster, catalog.keys());
+  const CollectiveOp op = parse_collective_op(args.op, "--op");
+  const CollectiveAlgo algo = parse_collective_algo(args.algo, "--algo");
+  const std::vector<GpuId> gpus = parse_gpus(args.gpus, cluster.gpu_count());
+  const double bytes = parse_bytes(args.bytes);
+  if (!(args.overhead_us >= 0))
+    throw Error(fmt::format("--overhead-us: got {}; expected a time >= 0", args.overhead_us));
+
+  double time_s = 0;
+  nlohmann::json extra = nlohmann::json::object();
+  if (args.alpha_beta) {
+    time_s = alpha_beta_collective_s(cluster, op, algo, gpus, bytes) + args.overhead_us * 1e-6;
+  } else {
+    const CollectivePlan plan = plan_collective(cluster, op, algo, gpus, bytes);
+    NetworkOptions options;
+    options.per_message_overhead_s = args.overhead_us * 1e-6;
+    const CollectiveTiming timing = simulate_collective_flows(cluster, plan, options);
+    time_s = timing.time_s;
+    extra["transfers"] = timing.transfers;
+    extra["events"] = timing.events;
+  }
+  const int n = static_cast<int>(gpus.size());
+  const double algbw = time_s > 0 ? bytes / time_s : 0;
+  const double busbw = algbw * bus_bandwidth_factor(op, n);
+  if (args.json) {
+    nlohmann::json out = {{"cluster", cluster.name()},
+                          {"op", to_string(op)},
+                          {"algo", to_string(algo)},
+                          {"method", args.alpha_beta ? "alpha-beta" : "flow"},
+                          {"gpus", n},
+                          {"bytes", bytes},
+                          {"time_s", time_s},
+                          {"algbw_GBps", algbw / 1e9},
+                          {"busbw_GBps", busbw / 1e9}};
+    out.update(extra);
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("{} {} over {} GPUs of {} ({}), {:.0f} bytes\n", to_string(op), to_string(algo), n,
+             cluster.name(), args.alpha_beta ? "alpha-beta" : "flow simulation", bytes);
+  fmt::print("  time   {:.6g} us\n  algbw  {:.2f} GB/s\n  busbw  {:.2f} GB/s  (nccl-tests definition)\n",
+             time_s * 1e6, algbw / 1e9, busbw / 1e9);
+}
+
+}  // namespace
+
+void add_collective_command(CLI::App& app) {
+  auto args = std::make_shared<CollectiveArgs>();
+  args->cluster = shipped(kDefaultCluster);
+  CLI::App* cmd = app.add_subcommand(
+      "collective",
+      "Simulate one collective over GPUs of a cluster as flows on the real routes and report time, "
+      "algbw and busbw as nccl-tests defines them (GB = 10^9 bytes).\n"
+      "Example: hetsim collective --cluster topologies/clusters/dgx-h100-4node.json --op all-reduce "
+      "--algo ring --gpus 32 --bytes 1G --json");
+  cmd->add_option("--cluster", args->cluster, "cluster JSON (topologies/README.md)")->capture_default_str();
+  cmd->add_option("--op", args->op, "all-reduce, reduce-scatter, all-gather, all-to-all, broadcast or send")
+      ->capture_default_str();
+  cmd->add_option("--algo", args->algo, "ring, tree (all-reduce only) or hierarchical")->capture_default_str();
+  cmd->add_option("--gpus", args->gpus,
+                  "N (GPUs 0..N-1) or a list of GPU ids in ring order, e.g. 0,1,8,9; send: sender,receiver")
+      ->capture_default_str();
+  cmd->add_option("--bytes", args->bytes, "message size S as nccl-tests sizes it; K, M, G = KiB, MiB, GiB")
+      ->capture_default_str();
+  cmd->add_option("--overhead-us", args->overhead_us, "fixed software cost added to every message (us)")
+      ->capture_default_str();
+  cmd->add_flag("--alpha-beta", args->alpha_beta, "closed-form fast path instead of the flow simulation");
+  cmd->add_flag("--json", args->json, "print the result as JSON");
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace hetsim::cli
