@@ -10,6 +10,7 @@
 #include "models/chunk_cost.hpp"
 #include "schedules/generators.hpp"
 #include "schedules/validator.hpp"
+#include "sim/cluster_links.hpp"
 #include "sim/pipeline_replay.hpp"
 #include "sim/ring_collective.hpp"
 
@@ -265,8 +266,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
 
   PlacementRoutes routes(cluster, placement);
   inputs.routes = &routes;
-  for (const Link& link : cluster.links())
-    inputs.links.push_back(LinkCapacity{link.bandwidth_bytes_per_s, link.latency_s});
+  inputs.links = network_links(cluster);  // with WAN bandwidth traces where the cluster has them
   inputs.observer = observer;
 
   const ReplayStats stats = replay_iteration(inputs);
@@ -322,6 +322,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     switch (link.link_class) {
       case LinkClass::kIntraNode: result.bytes_intra_node += bytes; break;
       case LinkClass::kNic: result.bytes_nic += bytes; break;
+      case LinkClass::kFabric: break;  // node uplinks carry bytes the NICs already counted
       case LinkClass::kWan:
         result.bytes_wan += bytes;
         result.egress_usd += bytes * link.egress_usd_per_byte;
