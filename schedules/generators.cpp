@@ -20,7 +20,7 @@ void require_chunks(const std::string& kind, int chunks, int expected, const std
 
 const std::vector<std::string>& timetable_kinds() {
   static const std::vector<std::string> kinds = {"gpipe", "1f1b", "interleaved", "bfs", "zb-h1",
-                                                  "zb-v", "dualpipe", "dualpipev",
+                                                  "zb-h2", "zb-v", "dualpipe", "dualpipev",
                                                   "seq1f1b", "pipedream", "pipedream-2bw"};
   return kinds;
 }
@@ -34,9 +34,9 @@ Timetable make_timetable(const std::string& kind, int ranks, int microbatches, i
     require_chunks(kind, chunks, 1, "; for chunks use interleaved");
     return make_1f1b(ranks, microbatches);
   }
-  if (kind == "zb-h1") {
+  if (kind == "zb-h1" || kind == "zb-h2") {
     require_chunks(kind, chunks, 1, "");
-    return make_zb_h1(ranks, microbatches);
+    return kind == "zb-h1" ? make_zb_h1(ranks, microbatches) : make_zb_h2(ranks, microbatches);
   }
   if (kind == "pipedream" || kind == "pipedream-2bw") {
     require_chunks(kind, chunks, 1, "");

@@ -28,6 +28,11 @@ Timetable make_looped_bfs(int ranks, int microbatches, int chunks_per_rank);
 // bubbles; split_backward is true.
 Timetable make_zb_h1(int ranks, int microbatches);
 
+// ZB-H2 (Qi et al., ICLR 2024): 2(p - rank) - 1 warm-up forwards and W's deferred to the tail,
+// zero bubble over each rank's span for m >= 2p with t_F = t_B = t_W; up to 2p - 1 microbatches
+// of activations per rank; split_backward is true.
+Timetable make_zb_h2(int ranks, int microbatches);
+
 // Seq1F1B (Sun et al., NAACL 2025): 1F1B over sequence segments; each microbatch is cut into
 // `splits` segments, which become the timetable's microbatches (sequence_splits = splits).
 Timetable make_seq1f1b(int ranks, int microbatches, int splits);
