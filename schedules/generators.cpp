@@ -20,7 +20,8 @@ void require_chunks(const std::string& kind, int chunks, int expected, const std
 
 const std::vector<std::string>& timetable_kinds() {
   static const std::vector<std::string> kinds = {"gpipe", "1f1b", "interleaved", "bfs", "zb-h1",
-                                                  "zb-h2", "zb-v", "dualpipe", "dualpipev",
+                                                  "zb-h2", "zb-v",
+                                                  "v-half", "v-min", "dualpipe", "dualpipev",
                                                   "seq1f1b", "pipedream", "pipedream-2bw"};
   return kinds;
 }
@@ -45,11 +46,14 @@ Timetable make_timetable(const std::string& kind, int ranks, int microbatches, i
   }
   // Seq1F1B has no chunks; its third number is the sequence splits k.
   if (kind == "seq1f1b") return make_seq1f1b(ranks, microbatches, chunks);
-  if (kind == "zb-v" || kind == "dualpipe" || kind == "dualpipev") {
+  if (kind == "zb-v" || kind == "v-half" || kind == "v-min" || kind == "dualpipe" ||
+      kind == "dualpipev") {
     // PyTorch's ScheduleZBVZeroBubble requires exactly two stages per rank; DualPipe's modules
     // are a pair by construction.
     require_chunks(kind, chunks, 2, "; the V and the two directions put two chunks on each rank");
     if (kind == "zb-v") return make_zb_v(ranks, microbatches);
+    if (kind == "v-half") return make_v_half(ranks, microbatches);
+    if (kind == "v-min") return make_v_min(ranks, microbatches);
     if (kind == "dualpipe") return make_dualpipe(ranks, microbatches);
     return make_dualpipe_v(ranks, microbatches);
   }

@@ -47,6 +47,12 @@ Timetable make_pipedream_2bw(int ranks, int microbatches);
 // in a V (stage r and 2p-1-r), split backward, 1F1B's peak activations.
 Timetable make_zb_v(int ranks, int microbatches);
 
+// V-Half and V-Min (Qi et al. 2024, "Pipeline Parallelism with Controllable Memory"): the V
+// placement of ZB-V with building blocks whose lifespan sets the memory: peak (p+2)//2 (V-Half)
+// or (p+4)//3 (V-Min) microbatches of one stage, against 1F1B's p; split_backward is true.
+Timetable make_v_half(int ranks, int microbatches);
+Timetable make_v_min(int ranks, int microbatches);
+
 // DualPipe (DeepSeek-V3) in the order of DeepSeek's step(): two directions over p ranks, paths
 // 0..p-1 and p..2p-1, half the microbatches on each. Needs even p and even m >= 2p.
 Timetable make_dualpipe(int ranks, int microbatches);

@@ -12,7 +12,7 @@ TEST_CASE("every known kind builds a valid timetable of that kind") {
   for (const auto& kind : hetsim::timetable_kinds()) {
     CAPTURE(kind);
     const bool two = kind == "interleaved" || kind == "bfs" || kind == "zb-v" ||
-                     kind == "dualpipe" || kind == "dualpipev";
+                     kind == "v-half" || kind == "v-min" || kind == "dualpipe" || kind == "dualpipev";
     const int chunks = two ? 2 : 1;  // for seq1f1b the third number is k; 1 keeps m segments
     const auto t = hetsim::make_timetable(kind, 4, 8, chunks);
     CHECK(t.kind == kind);
