@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "base/json_input.hpp"
+#include "schedules/zb_auto.hpp"
 
 namespace hetsim {
 
@@ -20,7 +21,7 @@ void require_chunks(const std::string& kind, int chunks, int expected, const std
 
 const std::vector<std::string>& timetable_kinds() {
   static const std::vector<std::string> kinds = {"gpipe", "1f1b", "interleaved", "bfs", "zb-h1",
-                                                  "zb-h2", "zb-v",
+                                                  "zb-h2", "zb-auto", "zb-v",
                                                   "v-half", "v-min", "dualpipe", "dualpipev",
                                                   "seq1f1b", "pipedream", "pipedream-2bw"};
   return kinds;
@@ -38,6 +39,12 @@ Timetable make_timetable(const std::string& kind, int ranks, int microbatches, i
   if (kind == "zb-h1" || kind == "zb-h2") {
     require_chunks(kind, chunks, 1, "");
     return kind == "zb-h1" ? make_zb_h1(ranks, microbatches) : make_zb_h2(ranks, microbatches);
+  }
+  if (kind == "zb-auto") {
+    // Unit times, free transfers and ZB-H2's 2p-1 microbatches; other settings through
+    // make_zb_auto's options.
+    require_chunks(kind, chunks, 1, "");
+    return make_zb_auto(ranks, microbatches, ZbAutoOptions{});
   }
   if (kind == "pipedream" || kind == "pipedream-2bw") {
     require_chunks(kind, chunks, 1, "");

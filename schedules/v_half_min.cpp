@@ -40,8 +40,7 @@ enum class VMemory { kHalf, kMin };
 std::array<int, 4> block_offsets(VMemory memory, int ranks, int rank) {
   if (memory == VMemory::kHalf) {
     const int d = ranks % 2 == 0 ? 3 : 0;
-    return {2 * rank, 3 * ranks - 2 - rank, 3 * ranks - 1 + d + 2 * rank,
-            6 * ranks - 2 + d - rank};
+    return {2 * rank, 3 * ranks - 2 - rank, 3 * ranks - 1 + d + 2 * rank, 6 * ranks - 2 + d - rank};
   }
   const int d = ranks % 3 == 0 ? 2 : 0;
   return {rank, 2 * ranks - 1 - rank, 2 * ranks + d + rank, 4 * ranks - 1 + d - rank};
@@ -101,8 +100,8 @@ Timetable make_v_shape(const std::string& kind, VMemory memory, int ranks, int m
     std::vector<char> is_b(s.used.size(), 0);
     for (const auto& mb : s.slot) is_b[mb[kB1]] = is_b[mb[kB0]] = 1;
     int pending = 0;
-    for (int x = 0; x < static_cast<int>(s.used.size()) && static_cast<int>(s.w_slot.size()) < 2 * m;
-         ++x) {
+    for (int x = 0;
+         x < static_cast<int>(s.used.size()) && static_cast<int>(s.w_slot.size()) < 2 * m; ++x) {
       if (s.used[x]) {
         pending += is_b[x];
       } else if (pending > 0) {

@@ -54,10 +54,11 @@ TEST_CASE("v-half holds (p+2)//2 and v-min (p+4)//3 microbatches of one stage") 
       CHECK(busiest(hetsim::make_v_half(p, m)) == 2 * ((p + 2) / 2));
       CHECK(busiest(hetsim::make_v_min(p, m)) == 2 * ((p + 4) / 3));
     }
-  std::printf("p=8 busiest rank, chunk activations: v-half expected %d, got %d; v-min expected "
-              "%d, got %d; zb-v %d\n",
-              2 * 5, busiest(hetsim::make_v_half(8, 16)), 2 * 4,
-              busiest(hetsim::make_v_min(8, 16)), busiest(hetsim::make_zb_v(8, 16)));
+  std::printf(
+      "p=8 busiest rank, chunk activations: v-half expected %d, got %d; v-min expected "
+      "%d, got %d; zb-v %d\n",
+      2 * 5, busiest(hetsim::make_v_half(8, 16)), 2 * 4, busiest(hetsim::make_v_min(8, 16)),
+      busiest(hetsim::make_zb_v(8, 16)));
 }
 
 TEST_CASE("bubbles: zb-v none, v-half small, v-min larger, both below 1F1B's") {
@@ -67,7 +68,7 @@ TEST_CASE("bubbles: zb-v none, v-half small, v-min larger, both below 1F1B's") {
   // (p-1)(t_F+t_B+t_W) per stage = 6(p-1) s. The bubble does not grow with m (only the ends
   // of the repeated blocks idle). The table pins this construction (the paper gives no closed
   // form); the squeeze is what V-Half gains most from, and at p = 3 V-Min's block is tighter.
-  const double half_s[] = {2, 7, 9, 14, 16, 21, 23, 28, 30, 35, 37};   // p = 2..12
+  const double half_s[] = {2, 7, 9, 14, 16, 21, 23, 28, 30, 35, 37};  // p = 2..12
   const double min_s[] = {3, 6, 11, 15, 19, 23, 27, 31, 35, 39, 43};
   for (int p = 2; p <= 12; ++p)
     for (const int m : {2 * p, 3 * p}) {

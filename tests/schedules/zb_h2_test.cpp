@@ -60,9 +60,10 @@ TEST_CASE("zb-h2 has zero bubble over each rank's span: the paper's (p-1)(t_F+t_
       CHECK(std::fabs(h1.longest_span_s() - (3.0 * m + p - 1)) < 1e-9);
     }
   const auto t = hetsim::evaluate(hetsim::make_zb_h2(4, 8), {1.0, 1.0, 1.0, 0.0});
-  std::printf("zb-h2 p=4 m=8, t_F=t_B=t_W=1 s: longest span expected 24 s, got %g s; "
-              "makespan expected 27 s, got %g s\n",
-              t.longest_span_s(), t.makespan_s);
+  std::printf(
+      "zb-h2 p=4 m=8, t_F=t_B=t_W=1 s: longest span expected 24 s, got %g s; "
+      "makespan expected 27 s, got %g s\n",
+      t.longest_span_s(), t.makespan_s);
 }
 
 TEST_CASE("zb-h2 holds 2p-1 microbatches of activations, on the first rank at its warm-up") {
