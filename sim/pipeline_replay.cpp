@@ -183,6 +183,17 @@ class PipelineReplay : public EventHandler, public FlowListener {
     return 0;
   }
 
+  // Activation bytes an op allocates (F) or frees (B, W), as change_activations applies them.
+  double activation_change(const ChunkCost& cost, OpKind kind) const {
+    switch (kind) {
+      case OpKind::kForward: return cost.activation_bytes;
+      case OpKind::kBackward:
+        return t_.split_backward ? cost.activation_bytes - cost.weight_grad_bytes : cost.activation_bytes;
+      case OpKind::kWeight: return cost.weight_grad_bytes;
+    }
+    return 0;
+  }
+
   double op_flops(const ChunkCost& cost, OpKind kind) const {
     switch (kind) {
       case OpKind::kForward: return cost.forward_flops;
@@ -206,7 +217,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     state.op_start_s = engine_.now();
     if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
     const ChunkCost& cost = in_.costs[worker][op.chunk];
-    if (op.kind == OpKind::kForward) change_activations(worker, cost.activation_bytes);
+    if (op.kind == OpKind::kForward) change_activations(worker, activation_change(cost, op.kind));
     engine_.schedule(op_seconds(cost, op.kind), handler_id_, kOpDone,
                      static_cast<std::uint64_t>(worker));
   }
@@ -235,7 +246,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     stats_.pipeline_end_s = std::max(stats_.pipeline_end_s, now);
     if (in_.observer)
       in_.observer->on_compute(ComputeRecord{worker, replica, rank, op, stage, state.op_start_s, now,
-                                             op_flops(cost, op.kind)});
+                                             op_flops(cost, op.kind), activation_change(cost, op.kind)});
     std::uint8_t& f = flags(replica, stage, op.microbatch);
     // The first op of an overlapped pair hands its output on only when the pair ends.
     const bool opens_pair = !state.pair_second && pair_starts_[rank][state.next_op - 1];
@@ -252,14 +263,13 @@ class PipelineReplay : public EventHandler, public FlowListener {
       case OpKind::kBackward:
         f |= kBackwardDone;
         // Split backward keeps what W needs (the GEMM inputs) until W runs.
-        change_activations(worker, -(t_.split_backward ? cost.activation_bytes - cost.weight_grad_bytes
-                                                       : cost.activation_bytes));
+        change_activations(worker, -activation_change(cost, OpKind::kBackward));
         if (const int previous = previous_stage_of(op.microbatch, stage); previous >= 0)
           send(worker, replica, previous, op.microbatch, TransferKind::kGradient, cost);
         break;
       case OpKind::kWeight:
         f |= kWeightDone;
-        change_activations(worker, -cost.weight_grad_bytes);
+        change_activations(worker, -activation_change(cost, OpKind::kWeight));
         break;
     }
     if (opens_pair) {

@@ -17,6 +17,8 @@ struct ComputeRecord {
   double start_s = 0;
   double end_s = 0;
   double flops = 0;  // per GPU, recompute included
+  // Activation bytes per GPU the op allocates (F) or frees (B, W): what it changes in memory.
+  double activation_bytes = 0;
 };
 
 enum class TransferKind : std::uint8_t { kActivation, kGradient };

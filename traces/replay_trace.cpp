@@ -61,11 +61,12 @@ void ReplayTrace::on_compute(const ComputeRecord& r) {
       chunks_per_rank_ > 1
           ? fmt::format("{}{}.{}", to_char(r.op.kind), r.op.microbatch, r.op.chunk)
           : fmt::format("{}{}", to_char(r.op.kind), r.op.microbatch);
-  const std::array<TraceArg, 5> args{{{"microbatch", static_cast<long long>(r.op.microbatch)},
+  const std::array<TraceArg, 6> args{{{"microbatch", static_cast<long long>(r.op.microbatch)},
                                       {"chunk", static_cast<long long>(r.op.chunk)},
                                       {"stage", static_cast<long long>(r.stage)},
                                       {"pp_rank", static_cast<long long>(r.rank)},
-                                      {"flops", r.flops}}};
+                                      {"flops", r.flops},
+                                      {"activation_bytes", r.activation_bytes}}};
   for (GpuId g : placement_.worker_gpus(r.worker))
     writer_.slice(pid(g), compute_tid(g), name, "compute", r.start_s, r.end_s - r.start_s, args);
 }

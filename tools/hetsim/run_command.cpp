@@ -1,5 +1,8 @@
 // `hetsim run`: one training iteration of a model on a cluster, reported and traced.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
@@ -29,6 +32,7 @@ struct RunArgs {
   std::string recompute = "none";
   int layers_per_virtual_stage = 0;
   bool json = false;
+  bool verbose = false;
   RunOptions options;
 };
 
@@ -41,9 +45,18 @@ Recompute parse_recompute(const std::string& text) {
 
 void run(RunArgs& args) {
   const auto wall_start = std::chrono::steady_clock::now();
+  // Progress goes to stderr so that --json output on stdout stays machine-readable.
+  const auto log = std::make_shared<spdlog::logger>(
+      "hetsim run", std::make_shared<spdlog::sinks::stderr_color_sink_st>());
+  log->set_level(args.verbose ? spdlog::level::info : spdlog::level::warn);
   const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
+  log->info("GPU catalog: {} types from {}", catalog.keys().size(), gpu_catalog_dir());
   const Cluster cluster = load_cluster(args.cluster, catalog.keys());
+  log->info("cluster {}: {} GPUs in {} nodes, {} sites, {} links", cluster.name(), cluster.gpu_count(),
+            cluster.node_count(), cluster.sites().size(), cluster.links().size());
   const TransformerConfig model = load_transformer_config(args.model);
+  log->info("model {}: {} layers, hidden {}, {:.3g}B parameters", model.name, model.num_layers,
+            model.hidden_size, model.total_params() / 1e9);
   RunOptions& options = args.options;
   options.plan.recompute = parse_recompute(args.recompute);
   if (args.layers_per_virtual_stage > 0) {
@@ -63,8 +76,15 @@ void run(RunArgs& args) {
   std::unique_ptr<ReplayTrace> trace;
   if (!args.trace.empty())
     trace = std::make_unique<ReplayTrace>(args.trace, cluster, placement, placed.vpp);
+  log->info("plan: tp {} x pp {} x dp {}, {} microbatches per replica", placed.tp, placed.pp, placed.dp,
+            placed.microbatches());
   const RunResult result = simulate_training(cluster, catalog, model, options, trace.get());
-  if (trace) trace->commit();
+  log->info("replayed {} events, {} transfers; layers per stage {}", result.events, result.transfers,
+            fmt::join(result.layers_per_stage, ","));
+  if (trace) {
+    trace->commit();
+    log->info("trace: {} events written to {}", trace->events_written(), args.trace);
+  }
 
   RunContext context{args.cluster, args.model, model.name, cluster.gpu_count(), 0, args.trace};
   context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -122,6 +142,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--timetable", args->timetable, "replay this timetable JSON instead of a generated one");
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace to this file");
   cmd->add_flag("--json", args->json, "print the report as JSON");
+  cmd->add_flag("-v,--verbose", args->verbose, "log each step to stderr");
   cmd->callback([args] { run(*args); });
 }
 
