@@ -39,7 +39,8 @@ TEST_CASE("every kind runs on a cluster and keeps the engine's invariants") {
   const std::map<std::string, int> chunks{{"gpipe", 1},    {"1f1b", 1},      {"interleaved", 2},
                                           {"bfs", 1},      {"zb-h1", 1},     {"zb-v", 2},
                                           {"dualpipe", 2}, {"dualpipev", 2}, {"pipedream", 1},
-                                          {"pipedream-2bw", 1}};
+                                          {"pipedream-2bw", 1}, {"zb-h2", 1},   {"zb-auto", 1},
+                                          {"v-half", 2},   {"v-min", 2}};
   for (const auto& [kind, v] : chunks) {
     INFO(kind);
     const RunResult r = run_kind(kind, v);
@@ -81,4 +82,6 @@ TEST_CASE("zero-bubble and interleaved schedules beat 1F1B on the same plan") {
   CHECK(run_kind("zb-h1", 1).pipeline_time_s < one);
   CHECK(run_kind("interleaved", 2).pipeline_time_s < one);
   CHECK(run_kind("zb-v", 2).pipeline_time_s < one);
+  CHECK(run_kind("zb-h2", 1).pipeline_time_s < one);
+  CHECK(run_kind("zb-auto", 1).pipeline_time_s < one);
 }
