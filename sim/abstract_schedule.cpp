@@ -33,6 +33,12 @@ ScheduleReplay replay_schedule(const Timetable& timetable, const AbstractCosts& 
   inputs.costs.assign(static_cast<std::size_t>(timetable.ranks),
                       std::vector<ChunkCost>(static_cast<std::size_t>(timetable.chunks_per_rank), chunk));
   inputs.abstract_transfer_s = costs.transfer;
+  inputs.offload_fraction = costs.offload_fraction;
+  if (costs.offload_fraction > 0) {
+    if (!(costs.offload > 0)) throw PlanError("offloading needs a copy time > 0");
+    // Activations count in stage units, so one stage's activations take `offload`.
+    inputs.host_copy_bytes_per_s.assign(static_cast<std::size_t>(timetable.ranks), 1 / costs.offload);
+  }
   inputs.observer = observer;
   const ReplayStats stats = replay_iteration(inputs);
 

@@ -18,6 +18,8 @@ struct AbstractCosts {
   double backward = 1;
   double weight = 0;
   double transfer = 0;
+  double offload_fraction = 0;  // PipeOffload: share of activations sent to host memory
+  double offload = 1;           // time to copy one stage's activations to or from the host
 };
 
 // The three bubble definitions of the literature, each under its own name.

@@ -6,12 +6,20 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "sim/offload_plan.hpp"
 
 namespace hetsim {
 
 namespace {
 
-enum EventKind : std::uint32_t { kOpDone, kAbstractDelivered, kReduceDone, kOptimizerDone };
+enum EventKind : std::uint32_t {
+  kOpDone,
+  kAbstractDelivered,
+  kReduceDone,
+  kOptimizerDone,
+  kOffloadDone,
+  kReloadDone
+};
 
 // Per (replica, stage, microbatch) progress flags.
 enum Flag : std::uint8_t {
@@ -20,6 +28,16 @@ enum Flag : std::uint8_t {
   kWeightDone = 4,
   kActivationArrived = 8,  // the previous stage's output is on this stage's rank
   kGradientArrived = 16,   // the next stage's input gradient is on this stage's rank
+  kOffloaded = 32,         // the activation is in host memory
+  kReloaded = 64,          // the activation is back in HBM
+};
+
+// One direction of a worker's host copy engine: activations wait in order.
+struct CopyStream {
+  std::deque<ScheduledOp> queue;
+  bool busy = false;
+  ScheduledOp current;
+  double start_s = 0;
 };
 
 struct Channel {
@@ -51,6 +69,8 @@ struct WorkerState {
   std::size_t next_op = 0;
   bool pair_second = false;  // the running/next op is the second of an overlapped pair
   HeldOutput held_output;
+  CopyStream offload;
+  CopyStream reload;
   bool busy = false;
   double op_start_s = 0;
   double activation_bytes = 0;
@@ -96,6 +116,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
       }
     }
     pair_starts_ = pair_starts(t_);
+    offload_ = plan_offload(t_, in.offload_fraction);
+    if (!offload_.empty() && in.host_copy_bytes_per_s.size() != workers_.size())
+      throw SimulationError("offloading needs a host copy bandwidth for every worker");
     const std::size_t n = workers_.size();
     stats_.busy_s.assign(n, 0);
     stats_.first_op_start_s.assign(n, -1);
@@ -121,6 +144,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
       case kAbstractDelivered: deliver(static_cast<std::uint32_t>(event.payload)); break;
       case kReduceDone: finish_reduce(static_cast<int>(event.payload)); break;
       case kOptimizerDone: finish_optimizer(static_cast<int>(event.payload)); break;
+      case kOffloadDone: finish_copy(static_cast<int>(event.payload), true); break;
+      case kReloadDone: finish_copy(static_cast<int>(event.payload), false); break;
       default: throw SimulationError("unknown replay event kind");
     }
   }
@@ -141,6 +166,11 @@ class PipelineReplay : public EventHandler, public FlowListener {
     return flags_[(static_cast<std::size_t>(replica) * stages_ + stage) * microbatches_ + microbatch];
   }
 
+  int rank_of_stage(int stage) const { return stage_rank_[stage]; }
+  bool offloaded(int rank, const ScheduledOp& op) const {
+    return offload_.is_offloaded(rank, op.microbatch, op.chunk, t_.chunks_per_rank);
+  }
+
   int path_of(int microbatch) const {
     return t_.path_of_microbatch.empty() ? 0 : t_.path_of_microbatch[microbatch];
   }
@@ -155,7 +185,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
         return previous_stage_of(op.microbatch, stage) < 0 || (f & kActivationArrived);
       case OpKind::kBackward:
         return (f & kForwardDone) &&
-               (next_stage_of(op.microbatch, stage) < 0 || (f & kGradientArrived));
+               (next_stage_of(op.microbatch, stage) < 0 || (f & kGradientArrived)) &&
+               (!offloaded(rank_of_stage(stage), op) || (f & kReloaded));
       case OpKind::kWeight: return (f & kBackwardDone) != 0;
     }
     return false;
@@ -218,6 +249,11 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
     const ChunkCost& cost = in_.costs[worker][op.chunk];
     if (op.kind == OpKind::kForward) change_activations(worker, activation_change(cost, op.kind));
+    if (!offload_.empty()) {
+      for (const ScheduledOp& activation : offload_.reload_at[rank][state.next_op])
+        state.reload.queue.push_back(activation);
+      start_copies(worker);
+    }
     engine_.schedule(op_seconds(cost, op.kind), handler_id_, kOpDone,
                      static_cast<std::uint64_t>(worker));
   }
@@ -253,6 +289,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
     switch (op.kind) {
       case OpKind::kForward:
         f |= kForwardDone;
+        if (offloaded(rank, op)) {
+          state.offload.queue.push_back(op);
+          start_copies(worker);
+        }
         if (const int next = next_stage_of(op.microbatch, stage); next >= 0) {
           if (opens_pair)
             state.held_output = HeldOutput{next, op.microbatch, op.chunk};
@@ -285,6 +325,53 @@ class PipelineReplay : public EventHandler, public FlowListener {
     }
     if (state.next_op == t_.ops[rank].size()) start_reduce(worker);
     try_start(worker);
+  }
+
+  // Starts the next offload, and the next reload once its offload has finished.
+  void start_copies(int worker) {
+    WorkerState& state = workers_[worker];
+    const int rank = rank_of(worker);
+    const int replica = replica_of(worker);
+    const double rate = in_.host_copy_bytes_per_s[worker];
+    if (!state.offload.busy && !state.offload.queue.empty()) {
+      CopyStream& stream = state.offload;
+      stream.current = stream.queue.front();
+      stream.queue.pop_front();
+      stream.busy = true;
+      stream.start_s = engine_.now();
+      engine_.schedule(in_.costs[worker][stream.current.chunk].activation_bytes / rate, handler_id_,
+                       kOffloadDone, static_cast<std::uint64_t>(worker));
+    }
+    if (!state.reload.busy && !state.reload.queue.empty()) {
+      const ScheduledOp next = state.reload.queue.front();
+      if (!(flags(replica, t_.stage(rank, next.chunk), next.microbatch) & kOffloaded)) return;
+      CopyStream& stream = state.reload;
+      stream.current = next;
+      stream.queue.pop_front();
+      stream.busy = true;
+      stream.start_s = engine_.now();
+      const double bytes = in_.costs[worker][next.chunk].activation_bytes;
+      change_activations(worker, bytes);
+      engine_.schedule(bytes / rate, handler_id_, kReloadDone, static_cast<std::uint64_t>(worker));
+    }
+  }
+
+  void finish_copy(int worker, bool offload) {
+    WorkerState& state = workers_[worker];
+    CopyStream& stream = offload ? state.offload : state.reload;
+    const ScheduledOp op = stream.current;
+    const double bytes = in_.costs[worker][op.chunk].activation_bytes;
+    stream.busy = false;
+    flags(replica_of(worker), t_.stage(rank_of(worker), op.chunk), op.microbatch) |=
+        offload ? kOffloaded : kReloaded;
+    if (offload) {
+      change_activations(worker, -bytes);
+      stats_.offloaded_bytes += bytes;
+    }
+    if (in_.observer)
+      in_.observer->on_copy(CopyRecord{worker, offload, op, stream.start_s, engine_.now(), bytes});
+    start_copies(worker);
+    if (!offload) try_start(worker);
   }
 
   // Moves an output to the rank of `dst_stage`; free and immediate on the same rank.
@@ -443,6 +530,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
         throw SimulationError(fmt::format(
             "invariant broken: worker {} ends the iteration holding {} activation bytes", w, left));
     }
+    for (const WorkerState& state : workers_)
+      if (state.offload.busy || state.reload.busy || !state.offload.queue.empty() ||
+          !state.reload.queue.empty())
+        throw SimulationError("invariant broken: activations left in host memory at the end of the iteration");
     if (optimizers_done_ != workers_.size())
       throw SimulationError("invariant broken: not every worker stepped its optimizer");
     if (engine_.events_pending() != 0)
@@ -464,6 +555,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<std::vector<int>> previous_;  // [path][stage]
   std::vector<std::vector<int>> next_;      // [path][stage]
   std::vector<std::vector<char>> pair_starts_;  // [rank][position]
+  OffloadPlan offload_;
   std::vector<Channel> channels_;
   std::vector<Transfer> transfers_;
   std::size_t delivered_ = 0;

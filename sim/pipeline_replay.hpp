@@ -46,6 +46,10 @@ struct ReplayInputs {
   TransferRoutes* routes = nullptr;
   std::vector<LinkCapacity> links;
   double abstract_transfer_s = 0;
+  // PipeOffload: the fraction of activations sent to host memory between F and B, and each
+  // worker's host copy bandwidth per GPU (bytes/s, each direction).
+  double offload_fraction = 0;
+  std::vector<double> host_copy_bytes_per_s;
   ReplayObserver* observer = nullptr;
 };
 
@@ -57,6 +61,7 @@ struct ReplayStats {
   std::vector<double> last_op_end_s;           // [worker]
   std::vector<double> peak_activation_bytes;   // [worker] per GPU
   std::vector<double> link_bytes;              // [link] bytes carried (network mode)
+  double offloaded_bytes = 0;                  // per GPU, summed over workers
   std::uint64_t transfers = 0;
   std::uint64_t flows = 0;
   std::uint64_t events = 0;

@@ -46,12 +46,24 @@ struct PhaseRecord {
   double bytes_per_gpu = 0;
 };
 
+// An activation copied to host memory after its F (offload) or back before its B (reload), on
+// the worker's host copy streams (PipeOffload).
+struct CopyRecord {
+  int worker = 0;
+  bool offload = true;  // false: reload
+  ScheduledOp op;       // the F whose activation moves (microbatch, chunk)
+  double start_s = 0;
+  double end_s = 0;
+  double bytes_per_gpu = 0;
+};
+
 class ReplayObserver {
  public:
   virtual ~ReplayObserver() = default;
   virtual void on_compute(const ComputeRecord&) {}
   virtual void on_transfer(const TransferRecord&) {}
   virtual void on_phase(const PhaseRecord&) {}
+  virtual void on_copy(const CopyRecord&) {}
   // Memory held by one GPU of `worker` changed: static (weights, gradients, optimizer state)
   // and activations. Called once per worker at time 0, then at every change.
   virtual void on_memory(int /*worker*/, double /*time_s*/, double /*static_bytes*/,

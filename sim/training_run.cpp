@@ -169,6 +169,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   const Placement placement = place_plan(cluster, model, plan);
   const Timetable timetable = build_timetable(plan, options);
   result.schedule = timetable.kind;
+  result.offload_fraction = options.offload_fraction;
   plan.vpp = timetable.chunks_per_rank;
   int slices = 0;
   const std::vector<int> slice_of = stage_slices(timetable, slices);
@@ -268,12 +269,17 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   inputs.routes = &routes;
   inputs.links = network_links(cluster);  // with WAN bandwidth traces where the cluster has them
   inputs.observer = observer;
+  inputs.offload_fraction = options.offload_fraction;
+  for (int w = 0; w < placement.workers(); ++w)
+    inputs.host_copy_bytes_per_s.push_back(
+        catalog.at(cluster.gpu(placement.worker_gpus(w).front()).gpu_type).pcie_bytes_per_s);
 
   const ReplayStats stats = replay_iteration(inputs);
 
   result.iteration_time_s = stats.iteration_s;
   result.pipeline_time_s = stats.pipeline_end_s;
   result.events = stats.events;
+  result.offloaded_bytes = stats.offloaded_bytes;
   result.transfers = stats.transfers;
   result.tokens_per_iteration = static_cast<double>(plan.global_batch_size) * plan.seq_length;
   result.tokens_per_s = result.tokens_per_iteration / result.iteration_time_s;

@@ -23,6 +23,7 @@ struct RunOptions {
   std::string schedule = "1f1b";        // timetable generator kind
   std::optional<Timetable> timetable;   // replaces the generator when set
   int sequence_splits = 1;              // Seq1F1B's k (--seq-splits)
+  double offload_fraction = 0;          // PipeOffload: share of activations sent to host memory
   int first_stage_layers = 0;           // --decoder-first-pipeline-num-layers (0 = even split)
   int last_stage_layers = 0;            // --decoder-last-pipeline-num-layers
 };
@@ -39,6 +40,7 @@ struct GpuMemory {
 struct RunResult {
   ParallelPlan plan;                     // with dp filled in
   std::string schedule;
+  double offload_fraction = 0;
   std::vector<int> layers_per_stage;     // per model slice (virtual stage along a path)
   double iteration_time_s = 0;
   double pipeline_time_s = 0;            // flush of the last pipeline op
@@ -62,6 +64,7 @@ struct RunResult {
   double bytes_intra_node = 0;           // point-to-point bytes by link class, per iteration
   double bytes_nic = 0;
   double bytes_wan = 0;
+  double offloaded_bytes = 0;            // activation bytes sent to host memory, per iteration
   std::uint64_t events = 0;
   std::uint64_t transfers = 0;
 };

@@ -56,6 +56,28 @@ int ReplayTrace::peer_tid(GpuId self, GpuId peer, bool sending, TransferKind kin
   return it->second;
 }
 
+int ReplayTrace::copy_tid(GpuId gpu, bool offload) {
+  auto [it, inserted] = copy_tids_.try_emplace({gpu, offload}, 0);
+  if (inserted) {
+    const int p = pid(gpu);
+    auto [next, unused] = next_peer_tid_.try_emplace(p, kFirstPeerTid);
+    it->second = next->second++;
+    writer_.name_thread(p, it->second,
+                        fmt::format("gpu {} host copy {}", gpu, offload ? "offload (D2H)" : "reload (H2D)"),
+                        it->second);
+  }
+  return it->second;
+}
+
+void ReplayTrace::on_copy(const CopyRecord& r) {
+  const std::string name = fmt::format("{} mb{}", r.offload ? "offload" : "reload", r.op.microbatch);
+  const std::array<TraceArg, 3> args{{{"microbatch", static_cast<long long>(r.op.microbatch)},
+                                      {"chunk", static_cast<long long>(r.op.chunk)},
+                                      {"bytes", r.bytes_per_gpu}}};
+  for (GpuId g : placement_.worker_gpus(r.worker))
+    writer_.slice(pid(g), copy_tid(g, r.offload), name, "copy", r.start_s, r.end_s - r.start_s, args);
+}
+
 void ReplayTrace::on_compute(const ComputeRecord& r) {
   const std::string name =
       chunks_per_rank_ > 1

@@ -24,6 +24,7 @@ class ReplayTrace : public ReplayObserver {
   void on_transfer(const TransferRecord& r) override;
   void on_phase(const PhaseRecord& r) override;
   void on_memory(int worker, double time_s, double static_bytes, double activation_bytes) override;
+  void on_copy(const CopyRecord& r) override;
   void commit() { writer_.commit(); }
   std::size_t events_written() const { return writer_.events_written(); }
 
@@ -31,6 +32,8 @@ class ReplayTrace : public ReplayObserver {
   int pid(GpuId gpu) const { return cluster_.gpu(gpu).node + 1; }
   int compute_tid(GpuId gpu) const { return cluster_.gpu(gpu).local_index * 2 + 1; }
   int reduce_tid(GpuId gpu) const { return cluster_.gpu(gpu).local_index * 2 + 2; }
+  // Host copy streams (PipeOffload), named when first used.
+  int copy_tid(GpuId gpu, bool offload);
   // A stream for traffic between two GPUs in one direction, named when first used.
   int peer_tid(GpuId self, GpuId peer, bool sending, TransferKind kind);
 
@@ -40,6 +43,7 @@ class ReplayTrace : public ReplayObserver {
   ChromeTraceWriter writer_;
   std::map<std::tuple<GpuId, GpuId, bool, TransferKind>, int> peer_tids_;
   std::map<int, int> next_peer_tid_;  // per pid
+  std::map<std::pair<GpuId, bool>, int> copy_tids_;
 };
 
 }  // namespace hetsim

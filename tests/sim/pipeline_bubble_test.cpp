@@ -95,3 +95,25 @@ TEST_CASE("ZB-H1 with F = B = W = 1: bubble (p - 1)(F + B - W) per rank") {
   check_exact(r.max_rank_idle, (p - 1) * (1.0 + 1 - 1), "zb-h1 max_rank_idle");
   check_exact(r.makespan, 3.0 * m + (p - 1), "zb-h1 makespan");
 }
+
+TEST_CASE("PipeOffload: offloaded activations leave HBM and come back before their B") {
+  // 1F1B, p = 4, m = 8, F = B = 1: rank 0 holds p = 4 activations without offload. Offloading every
+  // activation with copies faster than an op (0.25 of a stage) leaves at most the one being
+  // computed, the one reloading for the next B and the one still draining to the host on rank 0,
+  // and costs no time: each reload runs during the op before its B.
+  const Timetable t = make_1f1b(4, 8);
+  const ScheduleReplay plain = replay_schedule(t, AbstractCosts{1, 1, 0, 0});
+  AbstractCosts offloading{1, 1, 0, 0};
+  offloading.offload_fraction = 1;
+  offloading.offload = 0.25;
+  const ScheduleReplay offloaded = replay_schedule(t, offloading);
+  check_exact(offloaded.makespan, plain.makespan, "makespan with fast copies");
+  CHECK(offloaded.peak_activations[0] < plain.peak_activations[0]);
+  CHECK(offloaded.peak_activations[0] <= 3);
+  // Copies slower than an op delay the backward that waits for its reload.
+  offloading.offload = 3;
+  CHECK(replay_schedule(t, offloading).makespan > plain.makespan);
+  // A fraction outside [0, 1] is refused.
+  offloading.offload_fraction = 1.5;
+  CHECK_THROWS_WITH_AS(replay_schedule(t, offloading), "offload fraction 1.5 is outside [0, 1]", PlanError);
+}

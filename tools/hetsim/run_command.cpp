@@ -137,6 +137,9 @@ void add_run_command(CLI::App& app) {
                   "layers on the last pipeline stage (uneven split)");
   cmd->add_option("--schedule", args->options.schedule,
                   "pipeline schedule kind: " + schedule_kind_list())->capture_default_str();
+  cmd->add_option("--offload-fraction", args->options.offload_fraction,
+                  "PipeOffload: share of activations copied to host memory between F and B (0..1)")
+      ->capture_default_str();
   cmd->add_option("--seq-splits", args->options.sequence_splits,
                   "sequence segments per microbatch (seq1f1b's k)")->capture_default_str();
   cmd->add_option("--timetable", args->timetable, "replay this timetable JSON instead of a generated one");

@@ -37,6 +37,9 @@ class TimedOpCollector : public ReplayObserver {
   void on_compute(const ComputeRecord& r) override {
     ops.push_back(TimedOp{r.rank, to_char(r.op.kind), r.op.microbatch, r.op.chunk, r.start_s, r.end_s});
   }
+  void on_copy(const CopyRecord& r) override {
+    ops.push_back(TimedOp{r.worker, r.offload ? 'O' : 'R', r.op.microbatch, r.op.chunk, r.start_s, r.end_s});
+  }
   std::vector<TimedOp> ops;
 };
 
@@ -116,6 +119,11 @@ void add_schedule_command(CLI::App& app) {
                   "backward time of one stage (input gradient only when --w is given)")->capture_default_str();
   cmd->add_option("--w", args->costs.weight, "weight-gradient time of one stage")->capture_default_str();
   cmd->add_option("--comm", args->costs.transfer, "time of every transfer between ranks")->capture_default_str();
+  cmd->add_option("--offload-fraction", args->costs.offload_fraction,
+                  "PipeOffload: share of activations copied to host memory between F and B (0..1)")
+      ->capture_default_str();
+  cmd->add_option("--offload-time", args->costs.offload,
+                  "time to copy one stage's activations to or from host memory")->capture_default_str();
   cmd->add_option("--timetable", args->timetable, "replay this timetable JSON instead of --kind");
   cmd->add_option("--export", args->export_path, "write the timetable as JSON to this file");
   cmd->add_option("--svg", args->svg, "draw the schedule as SVG to this file");

@@ -1,0 +1,43 @@
+#include "sim/offload_plan.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+
+namespace hetsim {
+
+OffloadPlan plan_offload(const Timetable& t, double fraction) {
+  if (!(fraction >= 0 && fraction <= 1))
+    throw PlanError(fmt::format("offload fraction {} is outside [0, 1]", fraction));
+  OffloadPlan plan;
+  if (fraction == 0) return plan;
+  const int v = t.chunks_per_rank;
+  plan.offloaded.assign(static_cast<std::size_t>(t.ranks),
+                        std::vector<char>(static_cast<std::size_t>(t.microbatches) * v, 0));
+  plan.reload_at.resize(static_cast<std::size_t>(t.ranks));
+  for (int r = 0; r < t.ranks; ++r) {
+    const auto& ops = t.ops[r];
+    plan.reload_at[r].resize(ops.size());
+    // Where each activation's B sits on this rank.
+    std::vector<int> backward_at(static_cast<std::size_t>(t.microbatches) * v, -1);
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].kind == OpKind::kBackward)
+        backward_at[static_cast<std::size_t>(ops[i].microbatch) * v + ops[i].chunk] = static_cast<int>(i);
+    int forwards = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind != OpKind::kForward) continue;
+      const bool chosen = std::floor((forwards + 1) * fraction) > std::floor(forwards * fraction);
+      ++forwards;
+      const std::size_t key = static_cast<std::size_t>(ops[i].microbatch) * v + ops[i].chunk;
+      const int backward = backward_at[key];
+      if (!chosen || backward <= static_cast<int>(i) + 1) continue;
+      plan.offloaded[r][key] = 1;
+      plan.reload_at[r][static_cast<std::size_t>(backward - 1)].push_back(ops[i]);
+    }
+  }
+  return plan;
+}
+
+}  // namespace hetsim
