@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
-tools/build.sh build
+HETSIM_TARGETS=hetsim tools/build.sh build
 build/tools/hetsim run --trace hetsim-default-trace.json
 build/tools/hetsim validate hetsim-default-trace.json
