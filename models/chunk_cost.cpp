@@ -18,13 +18,19 @@ struct PassTimes {
   double core_forward_flops = 0;
 };
 
-PassTimes time_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dtype) {
+// Times and FLOPs of `ops` (one layer, the embedding or the LM head), each op's source counted
+// `instances` times (the layers of the chunk) into `sources` when it is not null.
+PassTimes time_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dtype,
+                   const calibration::Profile* profile, long instances, CostSources* sources) {
+  const std::vector<OpCost> costs = cost_ops(ops, gpu, dtype, profile);
+  if (sources) count_sources(ops, costs, instances, *sources);
   PassTimes p;
-  for (const LayerOp& op : ops) {
-    const double f = kernel_time(op.kind, op.forward, gpu, dtype);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const LayerOp& op = ops[i];
+    const double f = costs[i].forward.seconds;
     p.forward_s += f;
-    p.backward_input_s += kernel_time(op.kind, op.backward_input, gpu, dtype);
-    p.backward_weight_s += kernel_time(op.kind, op.backward_weight, gpu, dtype);
+    p.backward_input_s += costs[i].backward_input.seconds;
+    p.backward_weight_s += costs[i].backward_weight.seconds;
     p.forward_flops += op.forward.flops;
     p.backward_input_flops += op.backward_input.flops;
     p.backward_weight_flops += op.backward_weight.flops;
@@ -36,24 +42,44 @@ PassTimes time_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dt
   return p;
 }
 
+// TP collectives, costed and (when `sources` is not null) counted `instances` times.
+class TpCosts {
+ public:
+  TpCosts(int ranks, const TensorParallelLinks& links, const calibration::Profile* profile,
+          CostSources* sources)
+      : ranks_(ranks), links_(links), profile_(profile), sources_(sources) {}
+  double operator()(TpCollective op, double bytes, long instances = 1) const {
+    const PassCost c = tp_collective_cost(op, bytes, ranks_, links_, profile_);
+    if (sources_) sources_->tp_collective.add(c.source, instances);
+    return c.seconds;
+  }
+
+ private:
+  int ranks_;
+  const TensorParallelLinks& links_;
+  const calibration::Profile* profile_;
+  CostSources* sources_;
+};
+
 // Megatron-LM's tensor-parallel collectives, each over the whole [b*s, h] activation.
 struct TpComm {
   double forward_s = 0, backward_s = 0;
 };
 
-TpComm layer_tp_comm(double act_bytes, const ParallelPlan& plan, const TensorParallelLinks& l) {
-  const int t = plan.tp;
+TpComm layer_tp_comm(double act_bytes, const ParallelPlan& plan, const TpCosts& tp, long layers) {
   TpComm c;
   if (plan.sequence_parallel) {
     // g / g-bar: all-gather before QKV and MLP-up, reduce-scatter after attention-out and
-    // MLP-down; backward swaps them.
-    const double pair = ring_all_gather_s(act_bytes, t, l) + ring_reduce_scatter_s(act_bytes, t, l);
+    // MLP-down; backward swaps them. Two of each per pass.
+    const double pair = tp(TpCollective::kAllGather, act_bytes, 4 * layers) +
+                        tp(TpCollective::kReduceScatter, act_bytes, 4 * layers);
     c.forward_s = 2 * pair;
     c.backward_s = 2 * pair;
   } else {
     // f / g: all-reduce after attention-out and MLP-down forward, after QKV and MLP-up dgrad.
-    c.forward_s = 2 * ring_all_reduce_s(act_bytes, t, l);
-    c.backward_s = 2 * ring_all_reduce_s(act_bytes, t, l);
+    const double all_reduce = tp(TpCollective::kAllReduce, act_bytes, 4 * layers);
+    c.forward_s = 2 * all_reduce;
+    c.backward_s = 2 * all_reduce;
   }
   return c;
 }
@@ -96,6 +122,12 @@ double layer_params_per_gpu(const TransformerConfig& m, int tp) {
 
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                      const ChunkSpan& span, const TensorParallelLinks& tp_links) {
+  return cost_chunk(model, plan, gpu, span, tp_links, nullptr, nullptr);
+}
+
+ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
+                     const ChunkSpan& span, const TensorParallelLinks& tp_links,
+                     const calibration::Profile* profile, CostSources* sources) {
   check_inputs(model, plan, gpu, span, tp_links);
   ChunkCost c;
   const double layers = span.num_layers;
@@ -105,8 +137,10 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
                            model.hidden_size;  // the whole [b*s, h] tensor
 
   // Transformer layers.
-  const PassTimes layer = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype);
-  const TpComm comm = layer_tp_comm(act_bytes, plan, tp_links);
+  const TpCosts tp(t, tp_links, profile, sources);
+  const PassTimes layer = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype, profile,
+                                   span.num_layers, sources);
+  const TpComm comm = layer_tp_comm(act_bytes, plan, tp, span.num_layers);
   c.forward_s = layers * (layer.forward_s + comm.forward_s);
   c.backward_input_s = layers * (layer.backward_input_s + comm.backward_s);
   c.backward_weight_s = layers * layer.backward_weight_s;
@@ -131,10 +165,11 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   c.params = layers * layer_params_per_gpu(model, t);
 
   if (span.has_embedding) {
-    const PassTimes emb = time_ops(embedding_ops(model, plan), gpu, plan.dtype);
+    const PassTimes emb =
+        time_ops(embedding_ops(model, plan), gpu, plan.dtype, profile, 1, sources);
     // Vocabulary-parallel embedding: partial outputs summed over TP (reduce-scatter with SP).
-    const double emb_comm = plan.sequence_parallel ? ring_reduce_scatter_s(act_bytes, t, tp_links)
-                                                   : ring_all_reduce_s(act_bytes, t, tp_links);
+    const double emb_comm = plan.sequence_parallel ? tp(TpCollective::kReduceScatter, act_bytes)
+                                                   : tp(TpCollective::kAllReduce, act_bytes);
     c.forward_s += emb.forward_s + emb_comm;
     c.tp_comm_forward_s += emb_comm;
     c.backward_input_s += emb.backward_input_s;
@@ -144,16 +179,16 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
                 static_cast<double>(model.learned_positions) * model.hidden_size;
   }
   if (span.has_lm_head) {
-    const PassTimes head = time_ops(lm_head_ops(model, plan), gpu, plan.dtype);
+    const PassTimes head = time_ops(lm_head_ops(model, plan), gpu, plan.dtype, profile, 1, sources);
     // SP: all-gather the final-norm output for the LM head, reduce-scatter its gradient.
     // Without SP: identity forward, all-reduce of the input gradient backward. The vocabulary-
     // parallel cross entropy all-reduces three fp32 [b*s] vectors (max, sum of exp, target logit).
     const double tokens = plan.micro_batch_size * static_cast<double>(plan.seq_length);
-    const double ce_comm = 3 * ring_all_reduce_s(4.0 * tokens, t, tp_links);
+    const double ce_comm = 3 * tp(TpCollective::kAllReduce, 4.0 * tokens, 3);
     const double fwd_comm =
-        (plan.sequence_parallel ? ring_all_gather_s(act_bytes, t, tp_links) : 0.0) + ce_comm;
-    const double bwd_comm = plan.sequence_parallel ? ring_reduce_scatter_s(act_bytes, t, tp_links)
-                                                   : ring_all_reduce_s(act_bytes, t, tp_links);
+        (plan.sequence_parallel ? tp(TpCollective::kAllGather, act_bytes) : 0.0) + ce_comm;
+    const double bwd_comm = plan.sequence_parallel ? tp(TpCollective::kReduceScatter, act_bytes)
+                                                   : tp(TpCollective::kAllReduce, act_bytes);
     c.forward_s += head.forward_s + fwd_comm;
     c.backward_input_s += head.backward_input_s + bwd_comm;
     c.backward_weight_s += head.backward_weight_s;
@@ -178,7 +213,10 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   // master weight, gradient, m, v (16 B); write master, m, v (12 B) and the bf16 weight (2 B).
   const double shard = plan.distributed_optimizer ? static_cast<double>(plan.dp) : 1.0;
   const double adam_bytes = 30.0 * c.params / shard;
-  c.optimizer_step_s = kernel_time(KernelKind::kElementwise, {0.0, adam_bytes}, gpu, plan.dtype);
+  const PassCost adam =
+      memory_bound_cost({"adam"}, KernelKind::kElementwise, adam_bytes, gpu, plan.dtype, profile);
+  c.optimizer_step_s = adam.seconds;
+  if (sources) sources->memory_bound.add(adam.source, 1);
   return c;
 }
 

@@ -3,7 +3,9 @@
 // stage and the LM head on the last) costs one GPU of its tensor-parallel group for one
 // microbatch: op times on that GPU type, tensor-parallel collective time on the node's links,
 // activation bytes kept from F to B, and the static memory of its parameters.
+#include "models/calibration/profile.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/op_cost.hpp"
 #include "models/parallel_plan.hpp"
 #include "models/transformer_config.hpp"
 
@@ -45,8 +47,19 @@ struct ChunkCost {
   double optimizer_step_s = 0;        // Adam step over those parameters
 };
 
+// Every op costed by the roofline (models/roofline.hpp) and every TP collective by the ring
+// formula (models/tp_collectives.hpp): cost_chunk with no profile.
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                      const ChunkSpan& span, const TensorParallelLinks& tp_links);
+
+// Ops costed from `profile` (measured on `gpu`'s type, in plan.dtype) where it has them, from the
+// roofline where it lacks them (models/op_cost.hpp says which lookup each op class uses); TP
+// collectives from the profile's measured collectives where it has them, else the ring formula
+// on `tp_links`. `profile` may be null (all roofline). When `sources` is not null, the counts of
+// this chunk's op costs by source are added to it.
+ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
+                     const ChunkSpan& span, const TensorParallelLinks& tp_links,
+                     const calibration::Profile* profile, CostSources* sources);
 
 // Static memory (weights, gradients, optimizer state) of `params` parameters on one GPU, with
 // Megatron-LM's mixed-precision layout: bf16/fp16 weights, fp32 gradient accumulation, fp32

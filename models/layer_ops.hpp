@@ -14,13 +14,36 @@
 
 namespace hetsim {
 
+// The op classes a measured calibration profile is looked up by (models/op_cost.hpp).
+enum class OpClass {
+  kGemm,         // a linear layer: forward, dgrad and wgrad GEMMs looked up by shape
+  kAttention,    // the attention core: the flash kernel, or QK^T, softmax and PV unfused
+  kMemoryBound,  // norms, activations, residual adds, dropout, embedding, cross entropy
+};
+
+// Y[m,n] = X[m,k] W[k,n] on one GPU (k or n already divided by tp).
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+};
+
+// The attention core on one GPU: heads = query heads / tp. Causal (decoder-only models).
+struct AttentionShape {
+  double batch = 0, heads = 0, seq = 0, head_dim = 0;
+};
+
 struct LayerOp {
   std::string name;
-  KernelKind kind = KernelKind::kElementwise;
+  KernelKind kind = KernelKind::kElementwise;  // the roofline's efficiency curve
+  OpClass op_class = OpClass::kMemoryBound;    // what a profile looks it up by
   KernelWork forward;
   KernelWork backward_input;
   KernelWork backward_weight;
   bool attention_core = false;  // recomputed in backward under selective recompute
+  GemmShape gemm;               // kGemm: the forward GEMM's shape
+  AttentionShape attention;     // kAttention
+  // kMemoryBound: the profile's kernel kinds this op may be costed as, first found wins
+  // ("rmsnorm", "add", "silu_mul", ...; models/calibration/README.md). Empty: roofline only.
+  std::vector<std::string> profile_kinds;
 };
 
 // Bytes of one stored activation element (bf16/fp16: 2; fp32/tf32: 4; fp8 training keeps bf16
@@ -29,7 +52,7 @@ double activation_element_bytes(Dtype dtype);
 double gemm_element_bytes(Dtype dtype);
 
 // A linear layer Y[m,n] = X[m,k] W[k,n]: forward, dgrad dX = dY W^T, wgrad dW = X^T dY, each
-// 2mkn FLOPs. wgrad accumulates into an fp32 main-grad buffer (Megatron's gradient-accumulation
+// 2mkn FLOPs (shapes: forward (m, n, k), dgrad (m, k, n), wgrad (k, n, m)). wgrad accumulates into an fp32 main-grad buffer (Megatron's gradient-accumulation
 // fusion), read and written: 8 bytes per weight.
 LayerOp linear_op(std::string name, double m, double k, double n, double element_bytes);
 

@@ -21,4 +21,35 @@ double ring_reduce_scatter_s(double bytes, int ranks, const TensorParallelLinks&
   return ring_pass_s(bytes, ranks, links);
 }
 
+const char* profile_name(TpCollective op) {
+  switch (op) {
+    case TpCollective::kAllReduce:
+      return "all_reduce";
+    case TpCollective::kAllGather:
+      return "all_gather";
+    case TpCollective::kReduceScatter:
+      return "reduce_scatter";
+  }
+  return "?";
+}
+
+PassCost tp_collective_cost(TpCollective op, double bytes, int ranks,
+                            const TensorParallelLinks& links, const calibration::Profile* profile) {
+  if (ranks <= 1) return {};
+  if (profile) {
+    if (const auto t = profile->collective_seconds(profile_name(op), bytes, ranks)) {
+      return {*t, CostSource::kProfile};
+    }
+  }
+  switch (op) {
+    case TpCollective::kAllReduce:
+      return {ring_all_reduce_s(bytes, ranks, links), CostSource::kRoofline};
+    case TpCollective::kAllGather:
+      return {ring_all_gather_s(bytes, ranks, links), CostSource::kRoofline};
+    case TpCollective::kReduceScatter:
+      return {ring_reduce_scatter_s(bytes, ranks, links), CostSource::kRoofline};
+  }
+  return {};
+}
+
 }  // namespace hetsim
