@@ -1,14 +1,19 @@
 #include "sim/training_run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "base/units.hpp"
 #include "models/chunk_cost.hpp"
+#include "schedules/evaluator.hpp"
 #include "schedules/generators.hpp"
+#include "schedules/partitioner.hpp"
 #include "schedules/validator.hpp"
 #include "sim/cluster_links.hpp"
 #include "sim/pipeline_replay.hpp"
@@ -51,6 +56,51 @@ std::vector<int> partition_layers(const TransformerConfig& model, int slices,
   if (first > 0) result.front() = first;
   if (last > 0) result.back() = last;
   return result;
+}
+
+// --layers-per-stage as given: one entry >= 1 per slice, adding up to the model's layers.
+std::vector<int> checked_layers_per_stage(const TransformerConfig& model, int slices,
+                                          const std::string& slices_detail,
+                                          const std::vector<int>& given) {
+  if (static_cast<int>(given.size()) != slices)
+    throw PlanError(fmt::format(
+        "--layers-per-stage has {} entries ({}); expected one per model slice: {} ({})",
+        given.size(), fmt::join(given, ","), slices, slices_detail));
+  int sum = 0;
+  for (std::size_t s = 0; s < given.size(); ++s) {
+    if (given[s] < 1)
+      throw PlanError(fmt::format("--layers-per-stage entry {} (stage {}) is {}; expected at least 1 layer",
+                                  s + 1, s, given[s]));
+    sum += given[s];
+  }
+  if (sum != model.num_layers)
+    throw PlanError(fmt::format("--layers-per-stage {} adds up to {} layers; the model has {}",
+                                fmt::join(given, ","), sum, model.num_layers));
+  return given;
+}
+
+// The partitioner's view of each pipeline rank (see RunOptions::balance_layers).
+std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCatalog& catalog,
+                                             const TransformerConfig& model, const ParallelPlan& plan,
+                                             const Placement& placement, const Timetable& timetable);
+
+std::vector<int> balanced_layers(const Cluster& cluster, const GpuCatalog& catalog,
+                                 const TransformerConfig& model, const ParallelPlan& plan,
+                                 const Placement& placement, const Timetable& timetable) {
+  if (!timetable.paths.empty())
+    throw PlanError(fmt::format(
+        "--balance-layers is not supported for the {} timetable: its microbatches follow {} paths "
+        "(mirrored halves of the model on each rank) and the partitioner balances one chain of "
+        "stages; give the split with --layers-per-stage",
+        timetable.kind, timetable.paths.size()));
+  if (timetable.chunks_per_rank > 1)
+    throw PlanError(fmt::format(
+        "--balance-layers is not supported for the {} timetable with {} chunks per rank: the "
+        "partitioner balances one model chunk per rank; give the {} slices with --layers-per-stage",
+        timetable.kind, timetable.chunks_per_rank, timetable.stages()));
+  return partition_layers_balanced(
+             model.num_layers, partition_stages(cluster, catalog, model, plan, placement, timetable))
+      .layers_per_stage;
 }
 
 Timetable build_timetable(const ParallelPlan& plan, const RunOptions& options) {
@@ -136,6 +186,59 @@ TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vec
   return {ring.bandwidth_bytes_per_s, ring.latency_s};
 }
 
+std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCatalog& catalog,
+                                             const TransformerConfig& model, const ParallelPlan& plan,
+                                             const Placement& placement, const Timetable& timetable) {
+  const std::vector<int> in_flight = peak_activations(
+      timetable, timetable.split_backward ? ActivationRelease::kAtWeight : ActivationRelease::kAtBackward);
+  const double segments = timetable.sequence_splits;
+  const auto seconds = [](const ChunkCost& c) {
+    return c.forward_s + c.backward_input_s + c.backward_weight_s + c.recompute_s;
+  };
+  std::vector<PartitionStage> stages;
+  // Costs depend on the GPU type and on whether the stage holds the embedding / LM head.
+  std::map<std::tuple<std::string, bool, bool>, std::pair<ChunkCost, ChunkCost>> cache;
+  for (int rank = 0; rank < plan.pp; ++rank) {
+    const bool first = rank == 0;
+    const bool last = rank + 1 == plan.pp;
+    PartitionStage stage;
+    stage.capacity_bytes = std::numeric_limits<double>::infinity();
+    std::string types;
+    for (int replica = 0; replica < plan.dp; ++replica) {
+      const auto gpus = placement.worker_gpus(replica * plan.pp + rank);
+      const std::string& type = cluster.gpu(gpus.front()).gpu_type;
+      if (types.find(type) == std::string::npos) types += (types.empty() ? "" : ", ") + type;
+      auto [it, inserted] = cache.try_emplace({type, first, last});
+      if (inserted) {
+        const TensorParallelLinks links = tensor_parallel_links(cluster, gpus);
+        const GpuSpec& spec = catalog.at(type);
+        it->second = {cost_chunk(model, plan, spec, ChunkSpan{0, 1, false, false}, links),
+                      cost_chunk(model, plan, spec, ChunkSpan{0, 1, first, last}, links)};
+      }
+      const ChunkCost& layer = it->second.first;
+      const ChunkCost& with_ends = it->second.second;
+      const int versions =
+          timetable.weight_versions.empty() ? 1 : timetable.weight_versions[rank];
+      const auto static_bytes = [&](double params) {
+        const StaticMemory m = static_memory(params, plan);
+        return m.total() + (versions - 1) * m.weights_bytes;
+      };
+      // Ops in flight are segments with sequence splits: k of them make one microbatch.
+      const double in_flight_microbatches = in_flight[rank] / segments;
+      stage.layer_s = std::max(stage.layer_s, seconds(layer));
+      stage.fixed_s = std::max(stage.fixed_s, seconds(with_ends) - seconds(layer));
+      stage.layer_bytes = std::max(stage.layer_bytes, static_bytes(layer.params) + layer.activation_bytes * in_flight_microbatches);
+      stage.fixed_bytes = std::max(
+          stage.fixed_bytes, static_bytes(with_ends.params - layer.params) +
+                                 (with_ends.activation_bytes - layer.activation_bytes) * in_flight_microbatches);
+      stage.capacity_bytes = std::min(stage.capacity_bytes, catalog.at(type).hbm_bytes);
+    }
+    stage.name = fmt::format("stage {} ({})", rank, types);
+    stages.push_back(std::move(stage));
+  }
+  return stages;
+}
+
 }  // namespace
 
 Placement place_plan(const Cluster& cluster, const TransformerConfig& model, ParallelPlan& plan) {
@@ -173,11 +276,22 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   plan.vpp = timetable.chunks_per_rank;
   int slices = 0;
   const std::vector<int> slice_of = stage_slices(timetable, slices);
-  result.layers_per_stage = partition_layers(
-      model, slices,
+  const std::string slices_detail =
       timetable.paths.empty() ? fmt::format("pp {} x vpp {}", plan.pp, plan.vpp)
-                              : fmt::format("{} stages along each {} path", slices, timetable.kind),
-      options);
+                              : fmt::format("{} stages along each {} path", slices, timetable.kind);
+  const int split_choices = (options.first_stage_layers != 0 || options.last_stage_layers != 0) +
+                            !options.layers_per_stage.empty() + options.balance_layers;
+  if (split_choices > 1)
+    throw PlanError(
+        "--layers-per-stage, --balance-layers and --decoder-first/last-pipeline-num-layers each "
+        "choose the layer split; give only one of them");
+  if (options.balance_layers)
+    result.layers_per_stage = balanced_layers(cluster, catalog, model, plan, placement, timetable);
+  else if (!options.layers_per_stage.empty())
+    result.layers_per_stage =
+        checked_layers_per_stage(model, slices, slices_detail, options.layers_per_stage);
+  else
+    result.layers_per_stage = partition_layers(model, slices, slices_detail, options);
 
   // Layer span of each model slice.
   std::vector<ChunkSpan> spans;

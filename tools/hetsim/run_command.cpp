@@ -135,6 +135,13 @@ void add_run_command(CLI::App& app) {
                   "layers on the first pipeline stage (uneven split)");
   cmd->add_option("--decoder-last-pipeline-num-layers", args->options.last_stage_layers,
                   "layers on the last pipeline stage (uneven split)");
+  cmd->add_option("--layers-per-stage", args->options.layers_per_stage,
+                  "layers of each pipeline stage (each model slice with vpp > 1), comma-separated, "
+                  "adding up to the model's layers, e.g. 6,10,10,6")
+      ->delimiter(',');
+  cmd->add_flag("--balance-layers", args->options.balance_layers,
+                "split the layers so that the slowest stage is as fast as it can be, each stage "
+                "costed on its own GPU type and kept within its memory (one chunk per rank)");
   cmd->add_option("--schedule", args->options.schedule,
                   "pipeline schedule kind: " + schedule_kind_list())->capture_default_str();
   cmd->add_option("--offload-fraction", args->options.offload_fraction,
