@@ -1,0 +1,196 @@
+// Oracle for make_dualpipe_v: DeepSeek's DualPipeV order, re-expressed here from
+//   deepseek-ai/DualPipe, dualpipe/dualpipev.py: DualPipeV.step() and the compute helpers it calls
+//   (_forward_chunk, _backward_chunk, _forward_backward_chunk, _weight_chunk and their
+//   *_compute_chunk bodies), with dualpipe/utils.py's WeightGradStore. (The stored copy read was a
+//   fork of that repository with the same step(); PyTorch's ScheduleDualPipeV in
+//   torch/distributed/pipelining/schedules.py, a port of it, emits the same step sequence.)
+//
+// What the reference does on rank r of p (num_ranks), m microbatches (num_chunks):
+//   * it asserts m > 0 and m >= 2p (no parity condition, any p >= 1);
+//   * phase 0 is the module holding stage r (inputs enter at rank 0, the output of rank p-1's
+//     phase 0 becomes the input of its phase 1), phase 1 the module holding stage 2p-1-r, whose
+//     last stage (the loss) is on rank 0; there is no XOR, the phase is the module;
+//   * each module counts its forwards and backwards (current_f_chunk_id, current_b_chunk_id);
+//   * a backward with enable_zb leaves its weight gradients in the store's FIFO as one entry, one
+//     without runs them inside; _weight_chunk pops the oldest entry (asserting there is one);
+//   * _forward_backward_chunk(a, b) is one overlapped unit: forward of a, backward of b;
+//   * steps: 1) 2(p-r-1) x F(0); 2) r+1 x [F(0), F(1)]; 3) p-r-1 x [B(1, zb), W, F(1)];
+//     4) m-2p+r+1 x [first iteration on the last rank: F(0) then B(1) apart, else FB(0, 1); then
+//     FB(1, 0)]; 5) p-r-1 x [B(1), FB(1, 0)]; 6) r+1 x [B(1), B(0)], zero bubble switched on at
+//     iteration (r+1)/2 before B(1) when r is odd, between B(1) and B(0) when r is even;
+//     7) p-r-1 x [W, B(0, zb)]; 8) r+1 x W; then the store must be empty.
+// The oracle below replays those calls with the store as a real FIFO.
+//
+// Numbering: our chunk is the module (phase): chunk 0 of rank r is stage r, chunk 1 is stage
+// 2p-1-r (the V placement; one path 0..2p-1). The module's k-th microbatch is our microbatch k.
+// A backward without zero bubble is B followed at once by its W; a zero-bubble backward is B now
+// and W at the _weight_chunk that pops it. Each _forward_backward_chunk is an overlapped pair at
+// the position of its F.
+#include <doctest/doctest.h>
+
+#include <deque>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "base/error.hpp"
+#include "schedule_test_support.hpp"
+#include "schedules/generators.hpp"
+#include "schedules/validator.hpp"
+
+namespace {
+
+using hetsim::OpKind;
+using hetsim::ScheduledOp;
+
+struct RankRun {
+  std::vector<ScheduledOp> ops;
+  std::vector<int> pairs;
+};
+
+class DualPipeVRank {
+ public:
+  explicit DualPipeVRank(int m) : m_(m) {}
+
+  void forward_chunk(int phase) { forward_compute(phase); }
+  void backward_chunk(int phase, bool enable_zb = false) { backward_compute(phase, enable_zb); }
+  void forward_backward_chunk(int phase0, int phase1) {
+    run_.pairs.push_back(static_cast<int>(run_.ops.size()));
+    forward_compute(phase0);
+    backward_compute(phase1, false);
+  }
+  void weight_chunk() {
+    REQUIRE_MESSAGE(!store_.empty(), "Pop empty queue.");
+    for (const ScheduledOp& op : store_.front()) run_.ops.push_back(op);
+    store_.pop_front();
+  }
+  bool store_empty() const { return store_.empty(); }
+  RankRun take() { return std::move(run_); }
+
+ private:
+  void forward_compute(int phase) {
+    const int k = f_count_[phase]++;
+    REQUIRE(k < m_);
+    run_.ops.push_back({OpKind::kForward, k, phase});
+  }
+  void backward_compute(int phase, bool enable_zb) {
+    const int k = b_count_[phase]++;
+    REQUIRE(k < f_count_[phase]);
+    run_.ops.push_back({OpKind::kBackward, k, phase});
+    const ScheduledOp w{OpKind::kWeight, k, phase};
+    if (enable_zb)
+      store_.push_back({w});
+    else
+      run_.ops.push_back(w);
+  }
+
+  int m_;
+  int f_count_[2] = {0, 0};
+  int b_count_[2] = {0, 0};
+  std::deque<std::vector<ScheduledOp>> store_;
+  RankRun run_;
+};
+
+// DualPipeV.step() for every rank; nullopt where it asserts.
+std::optional<std::vector<RankRun>> dualpipev_step(int p, int m) {
+  if (!(m > 0 && m >= 2 * p)) return std::nullopt;
+  std::vector<RankRun> out;
+  for (int rank = 0; rank < p; ++rank) {
+    const bool is_last_rank = rank == p - 1;
+    DualPipeVRank r(m);
+
+    for (int i = 0; i < (p - rank - 1) * 2; ++i) r.forward_chunk(0);
+    for (int i = 0; i < rank + 1; ++i) {
+      r.forward_chunk(0);
+      r.forward_chunk(1);
+    }
+    for (int i = 0; i < p - rank - 1; ++i) {
+      r.backward_chunk(1, true);
+      r.weight_chunk();
+      r.forward_chunk(1);
+    }
+    for (int i = 0; i < m - 2 * p + rank + 1; ++i) {
+      if (i == 0 && is_last_rank) {
+        r.forward_chunk(0);
+        r.backward_chunk(1);
+      } else {
+        r.forward_backward_chunk(0, 1);
+      }
+      r.forward_backward_chunk(1, 0);
+    }
+    for (int i = 0; i < p - rank - 1; ++i) {
+      r.backward_chunk(1);
+      r.forward_backward_chunk(1, 0);
+    }
+    const int step_6 = rank + 1;
+    bool enable_zb = false;
+    for (int i = 0; i < step_6; ++i) {
+      if (i == step_6 / 2 && rank % 2 == 1) enable_zb = true;
+      r.backward_chunk(1, enable_zb);
+      if (i == step_6 / 2 && rank % 2 == 0) enable_zb = true;
+      r.backward_chunk(0, enable_zb);
+    }
+    for (int i = 0; i < p - rank - 1; ++i) {
+      r.weight_chunk();
+      r.backward_chunk(0, true);
+    }
+    for (int i = 0; i < rank + 1; ++i) r.weight_chunk();
+    REQUIRE(r.store_empty());
+    out.push_back(r.take());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("make_dualpipe_v equals DeepSeek's DualPipeV.step() per-rank order over the grid") {
+  int compared = 0, rejected = 0;
+  for (int p = 1; p <= 8; ++p)
+    for (int m = 1; m <= 4 * p; ++m) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const auto expected = dualpipev_step(p, m);
+      std::optional<hetsim::Timetable> actual;
+      try {
+        actual = hetsim::make_dualpipe_v(p, m);
+      } catch (const hetsim::PlanError&) {
+      }
+      REQUIRE(expected.has_value() == actual.has_value());
+      if (!expected) {
+        ++rejected;
+        continue;
+      }
+      ++compared;
+      const hetsim::Timetable& t = *actual;
+      REQUIRE(t.ranks == p);
+      REQUIRE(t.microbatches == m);
+      REQUIRE(t.chunks_per_rank == 2);
+      REQUIRE(t.split_backward);
+      CHECK(t.paths.empty());  // one path through stages 0..2p-1
+      for (int rank = 0; rank < p; ++rank) {
+        CAPTURE(rank);
+        REQUIRE(t.stage_of[rank] == std::vector<int>{rank, 2 * p - 1 - rank});
+        REQUIRE(t.ops[rank] == (*expected)[rank].ops);
+        REQUIRE(t.overlapped_pairs[rank] == (*expected)[rank].pairs);
+      }
+    }
+  // Accepted: m in [2p, 4p], 2p+1 values per p; rejected: m < 2p, 2p-1 values per p.
+  CHECK(compared == 80);
+  CHECK(rejected == 64);
+}
+
+TEST_CASE("dualpipev oracle orders are runnable") {
+  for (int p = 1; p <= 8; ++p)
+    for (int m = 2 * p; m <= 4 * p; ++m) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const auto runs = dualpipev_step(p, m);
+      REQUIRE(runs);
+      hetsim::Timetable t = hetsim::make_dualpipe_v(p, m);
+      for (int rank = 0; rank < p; ++rank) {
+        t.ops[rank] = (*runs)[rank].ops;
+        t.overlapped_pairs[rank] = (*runs)[rank].pairs;
+      }
+      REQUIRE_NOTHROW(hetsim::validate(t));
+    }
+}
