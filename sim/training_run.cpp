@@ -15,6 +15,7 @@
 #include "schedules/generators.hpp"
 #include "schedules/partitioner.hpp"
 #include "schedules/validator.hpp"
+#include "schedules/zb_auto.hpp"
 #include "sim/cluster_links.hpp"
 #include "sim/pipeline_replay.hpp"
 #include "sim/ring_collective.hpp"
@@ -103,7 +104,36 @@ std::vector<int> balanced_layers(const Cluster& cluster, const GpuCatalog& catal
       .layers_per_stage;
 }
 
-Timetable build_timetable(const ParallelPlan& plan, const RunOptions& options) {
+TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus);
+
+// zb-auto searches with op-time estimates: the F, B and W of a middle stage (layers / pp layers, no
+// embedding or head) on the GPUs of pipeline rank 0, and the time its activation takes from rank 0
+// to rank 1 (route latency + bytes over the route's bottleneck).
+ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalog,
+                                const TransformerConfig& model, const ParallelPlan& plan,
+                                const Placement& placement, int memory_limit) {
+  const auto gpus = placement.worker_gpus(0);
+  const ChunkSpan span{0, std::max(1, model.num_layers / plan.pp), false, false};
+  const ChunkCost cost = cost_chunk(model, plan, catalog.at(cluster.gpu(gpus.front()).gpu_type), span,
+                                    tensor_parallel_links(cluster, gpus));
+  ZbAutoOptions options;
+  options.forward_s = cost.forward_s;
+  options.backward_s = cost.backward_input_s + cost.recompute_s;
+  options.weight_s = cost.backward_weight_s;
+  options.memory_limit = memory_limit;
+  if (plan.pp > 1) {
+    const GpuId from = gpus.front();
+    const GpuId to = placement.worker_gpus(1).front();
+    const double bytes = plan.sequence_parallel ? cost.output_bytes / plan.tp : cost.output_bytes;
+    options.transfer_s = cluster.route_latency_s(from, to) +
+                         bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(from, to);
+  }
+  return options;
+}
+
+Timetable build_timetable(const Cluster& cluster, const GpuCatalog& catalog,
+                          const TransformerConfig& model, const ParallelPlan& plan,
+                          const Placement& placement, const RunOptions& options) {
   if (options.timetable) {
     const Timetable& t = *options.timetable;
     const int segments = plan.microbatches() * t.sequence_splits;
@@ -120,7 +150,12 @@ Timetable build_timetable(const ParallelPlan& plan, const RunOptions& options) {
     throw PlanError("sequence splits and virtual pipeline chunks cannot be combined; use --vpp 1");
   // The generators take the chunks per rank, or the sequence splits for seq1f1b, in one place.
   const int chunks_or_splits = options.sequence_splits > 1 ? options.sequence_splits : plan.vpp;
-  Timetable t = make_timetable(options.schedule, plan.pp, plan.microbatches(), chunks_or_splits);
+  Timetable t =
+      options.schedule == "zb-auto" && chunks_or_splits == 1
+          ? make_zb_auto(plan.pp, plan.microbatches(),
+                         zb_auto_estimates(cluster, catalog, model, plan, placement,
+                                           options.memory_limit_microbatches))
+          : make_timetable(options.schedule, plan.pp, plan.microbatches(), chunks_or_splits);
   validate(t);
   return t;
 }
@@ -270,7 +305,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   result.plan = options.plan;
   ParallelPlan& plan = result.plan;
   const Placement placement = place_plan(cluster, model, plan);
-  const Timetable timetable = build_timetable(plan, options);
+  const Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, options);
   result.schedule = timetable.kind;
   result.offload_fraction = options.offload_fraction;
   plan.vpp = timetable.chunks_per_rank;

@@ -23,6 +23,8 @@ struct RunOptions {
   std::string schedule = "1f1b";        // timetable generator kind
   std::optional<Timetable> timetable;   // replaces the generator when set
   int sequence_splits = 1;              // Seq1F1B's k (--seq-splits)
+  // zb-auto's activation limit per rank, in microbatches of one stage (0: 2p - 1, ZB-H2's).
+  int memory_limit_microbatches = 0;
   double offload_fraction = 0;          // PipeOffload: share of activations sent to host memory
   int first_stage_layers = 0;           // --decoder-first-pipeline-num-layers (0 = even split)
   int last_stage_layers = 0;            // --decoder-last-pipeline-num-layers

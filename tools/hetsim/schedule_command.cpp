@@ -8,6 +8,7 @@
 #include "schedules/generators.hpp"
 #include "schedules/timetable_json.hpp"
 #include "schedules/validator.hpp"
+#include "schedules/zb_auto.hpp"
 #include "sim/abstract_schedule.hpp"
 #include "tools/hetsim/commands.hpp"
 #include "traces/schedule_svg.hpp"
@@ -23,6 +24,7 @@ struct ScheduleArgs {
   int microbatches = 8;
   int chunks = 1;
   int sequence_splits = 1;
+  int memory_limit = 0;
   AbstractCosts costs;
   std::string timetable;
   std::string svg;
@@ -49,11 +51,20 @@ void write_file(const std::string& path, const std::string& text) {
   file.commit();
 }
 
+// zb-auto searches with the given op times and memory limit; the others take only their shape.
+Timetable generate(const ScheduleArgs& args) {
+  if (args.kind == "zb-auto" && args.chunks == 1) {
+    const double weight = args.costs.weight > 0 ? args.costs.weight : args.costs.backward;
+    return make_zb_auto(args.pp, args.microbatches,
+                        ZbAutoOptions{args.costs.forward, args.costs.backward, weight,
+                                      args.costs.transfer, args.memory_limit});
+  }
+  return make_timetable(args.kind, args.pp, args.microbatches,
+                        args.sequence_splits > 1 ? args.sequence_splits : args.chunks);
+}
+
 void run(const ScheduleArgs& args) {
-  const Timetable timetable = args.timetable.empty()
-                                  ? make_timetable(args.kind, args.pp, args.microbatches,
-                                                   args.sequence_splits > 1 ? args.sequence_splits : args.chunks)
-                                  : load_timetable(args.timetable);
+  const Timetable timetable = args.timetable.empty() ? generate(args) : load_timetable(args.timetable);
   validate(timetable);
   TimedOpCollector collector;
   const ScheduleReplay result = replay_schedule(timetable, args.costs, &collector);
@@ -124,6 +135,8 @@ void add_schedule_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--offload-time", args->costs.offload,
                   "time to copy one stage's activations to or from host memory")->capture_default_str();
+  cmd->add_option("--memory-limit", args->memory_limit,
+                  "zb-auto: activations per rank, in microbatches of one stage (0: 2p-1)")->capture_default_str();
   cmd->add_option("--timetable", args->timetable, "replay this timetable JSON instead of --kind");
   cmd->add_option("--export", args->export_path, "write the timetable as JSON to this file");
   cmd->add_option("--svg", args->svg, "draw the schedule as SVG to this file");
