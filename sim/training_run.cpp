@@ -336,12 +336,26 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     next_layer += result.layers_per_stage[s];
   }
 
-  // Cost every chunk on its own GPU type; a cache keyed by (GPU type, stage) keeps it cheap.
+  // Measured profiles: a node group's own, else --profile, else none (roofline only).
+  std::map<std::string, calibration::Profile> profiles;
+  const auto profile_for = [&](GpuId gpu) -> const calibration::Profile* {
+    const std::string& path = cluster.gpu(gpu).profile.empty() ? options.profile_path : cluster.gpu(gpu).profile;
+    if (path.empty()) return nullptr;
+    auto it = profiles.find(path);
+    if (it == profiles.end()) {
+      it = profiles.emplace(path, calibration::Profile::load(path)).first;
+      result.profiles.push_back(path);
+    }
+    return &it->second;
+  };
+
+  // Cost every chunk on its own GPU type; a cache keyed by (GPU type, profile, slice) keeps it
+  // cheap, and counts each distinct chunk's cost sources once.
   ReplayInputs inputs;
   inputs.timetable = &timetable;
   inputs.replicas = plan.dp;
   inputs.costs.resize(static_cast<std::size_t>(placement.workers()));
-  std::map<std::pair<std::string, int>, ChunkCost> cost_cache;
+  std::map<std::tuple<std::string, const calibration::Profile*, int>, ChunkCost> cost_cache;
   std::vector<double> params_on_gpu(static_cast<std::size_t>(placement.workers()), 0);
   for (int w = 0; w < placement.workers(); ++w) {
     const auto gpus = placement.worker_gpus(w);
@@ -351,11 +365,14 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
         throw PlanError(fmt::format("the tensor-parallel group of GPUs {}..{} mixes GPU types {} and {}",
                                     gpus.front(), gpus.back(), type, cluster.gpu(g).gpu_type));
     const TensorParallelLinks tp_links = tensor_parallel_links(cluster, gpus);
+    const calibration::Profile* profile = profile_for(gpus.front());
     const int rank = placement.rank_of(w);
     for (int c = 0; c < plan.vpp; ++c) {
       const int slice = slice_of[timetable.stage(rank, c)];
-      auto [it, inserted] = cost_cache.try_emplace({type, slice});
-      if (inserted) it->second = cost_chunk(model, plan, catalog.at(type), spans[slice], tp_links);
+      auto [it, inserted] = cost_cache.try_emplace({type, profile, slice});
+      if (inserted)
+        it->second = cost_chunk(model, plan, catalog.at(type), spans[slice], tp_links, profile,
+                                &result.cost_sources);
       ChunkCost cost = per_segment(it->second, timetable.sequence_splits);
       // Megatron-core sends the whole activation from every tensor-parallel rank, or only its
       // sequence shard with sequence parallelism.

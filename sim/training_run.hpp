@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/gpu_catalog.hpp"
+#include "models/op_cost.hpp"
 #include "models/parallel_plan.hpp"
 #include "models/transformer_config.hpp"
 #include "schedules/timetable.hpp"
@@ -23,6 +24,8 @@ struct RunOptions {
   std::string schedule = "1f1b";        // timetable generator kind
   std::optional<Timetable> timetable;   // replaces the generator when set
   int sequence_splits = 1;              // Seq1F1B's k (--seq-splits)
+  // A calibration profile for every GPU whose node group names none (--profile); empty: none.
+  std::string profile_path;
   // zb-auto's activation limit per rank, in microbatches of one stage (0: 2p - 1, ZB-H2's).
   int memory_limit_microbatches = 0;
   double offload_fraction = 0;          // PipeOffload: share of activations sent to host memory
@@ -79,6 +82,10 @@ struct RunResult {
   double bytes_intra_node = 0;           // point-to-point bytes by link class, per iteration
   double bytes_nic = 0;
   double bytes_wan = 0;
+  // Where op costs came from (measured profile or roofline), counted over the distinct chunks
+  // costed, and the profiles used.
+  CostSources cost_sources;
+  std::vector<std::string> profiles;
   double offloaded_bytes = 0;            // activation bytes sent to host memory, per iteration
   std::uint64_t events = 0;
   std::uint64_t transfers = 0;

@@ -39,6 +39,7 @@ struct GpuPlace {
   int node;           // global node index, 0-based across the cluster
   int local_index;    // index of the GPU inside its node
   std::string gpu_type;  // key into the GPU catalog, e.g. "h100-sxm"
+  std::string profile;   // calibration profile measured on this GPU type (path), empty: none
 };
 
 struct Site {

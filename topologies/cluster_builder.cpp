@@ -86,7 +86,7 @@ Cluster build_cluster(const ClusterSpec& spec) {
         const int node_index = static_cast<int>(impl.nodes.size());
         impl.nodes.push_back(std::move(node));
         for (int g = 0; g < group.gpus_per_node; ++g)
-          impl.gpus.push_back(GpuPlace{static_cast<int>(s), node_index, g, group.gpu_type});
+          impl.gpus.push_back(GpuPlace{static_cast<int>(s), node_index, g, group.gpu_type, group.profile});
       }
     }
   }

@@ -55,9 +55,12 @@ LinkFigures nic_figures(const JsonInput& nic) {
           nic.non_negative("latency_us") * units::kMicrosecond};
 }
 
+std::string beside(const std::string& cluster_file, const std::string& name);
+
 NodeGroupSpec node_group(const JsonInput& in, const std::vector<std::string>& known_gpu_types) {
   in.reject_unknown_keys(
-      {"name", "count", "gpu", "gpus_per_node", "intra_node", "nic", "source", "description"});
+      {"name", "count", "gpu", "gpus_per_node", "intra_node", "nic", "profile", "source",
+       "description"});
   NodeGroupSpec group;
   group.name = non_empty_string(in, "name");
   group.count = static_cast<int>(std::min(in.positive_integer("count"), kMaxGpus + 1));
@@ -71,6 +74,8 @@ NodeGroupSpec node_group(const JsonInput& in, const std::vector<std::string>& kn
   group.gpus_per_node = static_cast<int>(std::min(in.positive_integer("gpus_per_node"), kMaxGpus + 1));
   group.intra_node = intra_node_figures(in.at("intra_node"));
   group.nic = nic_figures(in.at("nic"));
+  // A calibration profile measured on this group's GPUs, relative to the cluster file.
+  if (in.has("profile")) group.profile = beside(in.file(), non_empty_string(in, "profile"));
   return group;
 }
 

@@ -22,6 +22,7 @@ struct NodeGroupSpec {
   int gpus_per_node = 0;
   LinkFigures intra_node;   // per GPU per direction; latency_s is the whole GPU-to-GPU latency
   LinkFigures nic;          // per GPU per direction; latency_s is the NIC share of a route
+  std::string profile;      // calibration profile of these GPUs (path), empty: none
 };
 
 struct SiteSpec {

@@ -17,6 +17,11 @@ nlohmann::json memory_json(const GpuMemory& m) {
           {"need_gib", gib(m.peak_bytes())},
           {"capacity_gib", gib(m.capacity_bytes)}};
 }
+
+nlohmann::json counts_json(const SourceCounts& counts) {
+  return {{"profile", counts.profile}, {"roofline", counts.roofline}};
+}
+
 }  // namespace
 
 nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
@@ -52,6 +57,12 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"egress_per_iteration", r.egress_usd},
         {"per_million_tokens", r.cost_usd_per_million_tokens}}},
       {"energy_kwh", r.energy_kwh},
+      {"cost_sources",
+       {{"profiles", r.profiles},
+        {"gemm", counts_json(r.cost_sources.gemm)},
+        {"attention", counts_json(r.cost_sources.attention)},
+        {"memory_bound", counts_json(r.cost_sources.memory_bound)},
+        {"tp_collective", counts_json(r.cost_sources.tp_collective)}}},
       {"offloaded_gib_per_iteration", gib(r.offloaded_bytes)},
       {"link_bytes_per_iteration",
        {{"intra_node", r.bytes_intra_node}, {"nic", r.bytes_nic}, {"wan", r.bytes_wan}}},
@@ -94,6 +105,14 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("bytes on links", fmt::format("intra-node {:.3g} GB, NIC {:.3g} GB, WAN {:.3g} GB",
                                      r.bytes_intra_node / units::kGB, r.bytes_nic / units::kGB,
                                      r.bytes_wan / units::kGB));
+  const auto sources = [](const SourceCounts& s) { return fmt::format("{}/{}", s.profile, s.total()); };
+  line("op costs from profile", r.profiles.empty()
+                                    ? std::string("none (roofline model)")
+                                    : fmt::format("GEMM {}, attention {}, memory-bound {}, TP collectives {} "
+                                                  "(the rest from the roofline)",
+                                                  sources(r.cost_sources.gemm), sources(r.cost_sources.attention),
+                                                  sources(r.cost_sources.memory_bound),
+                                                  sources(r.cost_sources.tp_collective)));
   line("events", fmt::format("{} ({:.3f} s wall)", r.events, c.wall_s));
   if (!c.trace_file.empty()) line("trace", c.trace_file + " (open in ui.perfetto.dev)");
   return out;
