@@ -418,6 +418,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       return;
     }
     const auto& routes = in_.routes->routes(channel.src, channel.dst);
+    transfer.bytes_per_gpu *= in_.routes->wire_share(channel.src, channel.dst);
     transfer.flows_pending = static_cast<int>(routes.size());
     for (const auto* route : routes) {
       ++stats_.flows;

@@ -26,6 +26,9 @@ class TransferRoutes {
   virtual ~TransferRoutes() = default;
   // Routes of the flows of one transfer, one per tensor-parallel GPU pair.
   virtual const std::vector<const std::vector<int>*>& routes(int src_worker, int dst_worker) = 0;
+  // The share of a transfer's bytes that goes on the wire (1 / compression ratio), e.g. when the
+  // route crosses a compressed wide-area link.
+  virtual double wire_share(int /*src_worker*/, int /*dst_worker*/) { return 1.0; }
 };
 
 struct ReplayInputs {

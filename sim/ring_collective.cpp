@@ -6,7 +6,8 @@
 
 namespace hetsim {
 
-RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings) {
+RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings,
+                               double wan_compression) {
   RingBottleneck result;
   if (rings.empty() || rings.front().size() < 2) return result;
   result.ranks = static_cast<int>(rings.front().size());
@@ -21,8 +22,10 @@ RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::ve
       double latency = 0;
       for (LinkId link : cluster.route(ring[i], ring[(i + 1) % ring.size()])) {
         latency += links[link].latency_s;
-        result.bandwidth_bytes_per_s = std::min(
-            result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s / hops_on_link[link]);
+        const double speedup = links[link].link_class == LinkClass::kWan ? wan_compression : 1.0;
+        result.bandwidth_bytes_per_s =
+            std::min(result.bandwidth_bytes_per_s,
+                     links[link].bandwidth_bytes_per_s * speedup / hops_on_link[link]);
       }
       result.latency_s = std::max(result.latency_s, latency);
     }

@@ -16,8 +16,10 @@ struct RingBottleneck {
   int ranks = 1;
 };
 
-// `rings` lists concurrent rings, each the GPUs in ring order.
-RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings);
+// `rings` lists concurrent rings, each the GPUs in ring order. Bytes crossing wide-area links are
+// compressed by `wan_compression` (>= 1), which makes those links that much faster for the ring.
+RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings,
+                               double wan_compression = 1);
 
 double ring_all_reduce_s(const RingBottleneck& ring, double bytes);
 double ring_reduce_scatter_s(const RingBottleneck& ring, double bytes);  // also all-gather

@@ -194,8 +194,14 @@ ChunkCost per_segment(ChunkCost cost, int segments) {
 // Routes of each worker pair's flows, one per tensor-parallel GPU pair, built on first use.
 class PlacementRoutes : public TransferRoutes {
  public:
-  PlacementRoutes(const Cluster& cluster, const Placement& placement)
-      : cluster_(cluster), placement_(placement) {}
+  PlacementRoutes(const Cluster& cluster, const Placement& placement, double wan_compression)
+      : cluster_(cluster), placement_(placement), wan_compression_(wan_compression) {}
+  double wire_share(int src, int dst) override {
+    for (const std::vector<int>* route : routes(src, dst))
+      for (int link : *route)
+        if (cluster_.links()[link].link_class == LinkClass::kWan) return 1 / wan_compression_;
+    return 1;
+  }
   const std::vector<const std::vector<int>*>& routes(int src, int dst) override {
     auto [it, inserted] = cache_.try_emplace({src, dst});
     if (inserted) {
@@ -210,6 +216,7 @@ class PlacementRoutes : public TransferRoutes {
   const Cluster& cluster_;
   const Placement& placement_;
   std::map<std::pair<int, int>, std::vector<const std::vector<int>*>> cache_;
+  double wan_compression_;
 };
 
 TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus) {
@@ -305,6 +312,12 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   result.plan = options.plan;
   ParallelPlan& plan = result.plan;
   const Placement placement = place_plan(cluster, model, plan);
+  if (!(options.wan_compression >= 1))
+    throw PlanError(fmt::format("--wan-compression {} must be a ratio >= 1", options.wan_compression));
+  if (options.sync_every < 1)
+    throw PlanError(fmt::format("--sync-every {} must be >= 1 (1: every step)", options.sync_every));
+  result.wan_compression = options.wan_compression;
+  result.sync_every = options.sync_every;
   const Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, options);
   result.schedule = timetable.kind;
   result.offload_fraction = options.offload_fraction;
@@ -395,7 +408,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
       for (int d = 0; d < plan.dp; ++d) ring.push_back(placement.gpu(d, rank, t));
       rings.push_back(std::move(ring));
     }
-    const RingBottleneck bottleneck = ring_bottleneck(cluster, rings);
+    const RingBottleneck bottleneck = ring_bottleneck(cluster, rings, options.wan_compression);
     // Worker `rank` is replica 0 of that pipeline rank; its replicas hold the same layers.
     const double grad_bytes = params_on_gpu[rank] * kGradientBytesPerParam;
     double seconds;
@@ -409,6 +422,9 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
       seconds = ring_all_reduce_s(bottleneck, grad_bytes);
       hop_bytes = ring_all_reduce_hop_bytes(plan.dp, grad_bytes);
     }
+    // With local steps the reduction happens once every sync_every iterations.
+    seconds /= options.sync_every;
+    hop_bytes /= options.sync_every;
     inputs.gradient_reduce_s[rank] = seconds;
     inputs.gradient_reduce_bytes[rank] = hop_bytes;
     for (const auto& ring : rings)
@@ -416,8 +432,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
         for (LinkId link : cluster.route(ring[i], ring[(i + 1) % ring.size()])) {
           const Link& l = cluster.links()[link];
           if (l.link_class != LinkClass::kWan) continue;
-          wan_gradient_bytes += hop_bytes;
-          wan_gradient_usd += hop_bytes * l.egress_usd_per_byte;
+          wan_gradient_bytes += hop_bytes / options.wan_compression;
+          wan_gradient_usd += hop_bytes / options.wan_compression * l.egress_usd_per_byte;
         }
   }
   result.gradient_reduce_s_per_rank = inputs.gradient_reduce_s;
@@ -431,7 +447,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     inputs.static_bytes.push_back(memory.total() + (versions - 1) * memory.weights_bytes);
   }
 
-  PlacementRoutes routes(cluster, placement);
+  PlacementRoutes routes(cluster, placement, options.wan_compression);
   inputs.routes = &routes;
   inputs.links = network_links(cluster);  // with WAN bandwidth traces where the cluster has them
   inputs.observer = observer;

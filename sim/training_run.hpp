@@ -24,6 +24,12 @@ struct RunOptions {
   std::string schedule = "1f1b";        // timetable generator kind
   std::optional<Timetable> timetable;   // replaces the generator when set
   int sequence_splits = 1;              // Seq1F1B's k (--seq-splits)
+  // Geo-distributed training: activations and gradients crossing a WAN link are compressed by
+  // this ratio at the sender (--wan-compression), and data-parallel replicas synchronise every
+  // `sync_every` steps, DiLoCo-style (--sync-every): the reported iteration is the average over
+  // those steps, carrying 1/H of a gradient reduction.
+  double wan_compression = 1;
+  int sync_every = 1;
   // A calibration profile for every GPU whose node group names none (--profile); empty: none.
   std::string profile_path;
   // zb-auto's activation limit per rank, in microbatches of one stage (0: 2p - 1, ZB-H2's).
@@ -59,6 +65,8 @@ struct RunResult {
   ParallelPlan plan;                     // with dp filled in
   std::string schedule;
   double offload_fraction = 0;
+  double wan_compression = 1;
+  int sync_every = 1;
   std::vector<int> layers_per_stage;     // per model slice (virtual stage along a path)
   double iteration_time_s = 0;
   double pipeline_time_s = 0;            // flush of the last pipeline op

@@ -40,6 +40,8 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"microbatches", p.microbatches()}, {"recompute", to_string(p.recompute)},
         {"sequence_parallel", p.sequence_parallel}, {"schedule", r.schedule},
         {"offload_fraction", r.offload_fraction},
+        {"wan_compression", r.wan_compression},
+        {"sync_every", r.sync_every},
         {"layers_per_stage", r.layers_per_stage}}},
       {"iteration_time_s", r.iteration_time_s},
       {"pipeline_time_s", r.pipeline_time_s},

@@ -147,6 +147,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--offload-fraction", args->options.offload_fraction,
                   "PipeOffload: share of activations copied to host memory between F and B (0..1)")
       ->capture_default_str();
+  cmd->add_option("--wan-compression", args->options.wan_compression,
+                  "compression ratio of activations and gradients crossing WAN links (>= 1)")
+      ->capture_default_str();
+  cmd->add_option("--sync-every", args->options.sync_every,
+                  "DiLoCo-style local steps: data-parallel replicas synchronise every H steps")
+      ->capture_default_str();
   cmd->add_option("--profile", args->options.profile_path,
                   "calibration profile (hetsim calibrate) costing every GPU whose node group names none");
   cmd->add_option("--memory-limit", args->options.memory_limit_microbatches,
