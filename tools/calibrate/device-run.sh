@@ -37,5 +37,6 @@ log="$out/device-run.log"
   step "$build/tools/hetsim" calibrate --report "$out/profile.json"
   step timeout 180 python3 "$repo/tools/calibrate/pytorch_step.py" \
     --config "$repo/models/configs/llama-3.2-1b.json" --hetsim "$build/tools/hetsim" \
+    --cluster "$repo/topologies/clusters/single-h200.json" \
     --profile "$out/profile.json" --json-out "$out/pytorch_step.json"
 } 2>&1 | tee "$log"

@@ -28,6 +28,9 @@ def hetsim_run_command(args):
             "--tp", "1", "--pp", "1",
             "--mbs", str(args.batch), "--gbs", str(args.batch),
             "--seq-length", str(args.seq),
+            # The PyTorch model attends through scaled_dot_product_attention (a fused kernel that
+            # keeps no s x s scores), which hetsim models as FlashAttention.
+            "--use-flash-attn",
             "--profile", args.profile,
             "--json"]
 
