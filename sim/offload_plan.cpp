@@ -17,6 +17,7 @@ OffloadPlan plan_offload(const Timetable& t, double fraction) {
   plan.offloaded.assign(static_cast<std::size_t>(t.ranks),
                         std::vector<char>(static_cast<std::size_t>(t.microbatches) * v, 0));
   plan.reload_at.resize(static_cast<std::size_t>(t.ranks));
+  const std::vector<std::vector<char>> pairs = pair_starts(t);
   for (int r = 0; r < t.ranks; ++r) {
     const auto& ops = t.ops[r];
     plan.reload_at[r].resize(ops.size());
@@ -31,10 +32,13 @@ OffloadPlan plan_offload(const Timetable& t, double fraction) {
       const bool chosen = std::floor((forwards + 1) * fraction) > std::floor(forwards * fraction);
       ++forwards;
       const std::size_t key = static_cast<std::size_t>(ops[i].microbatch) * v + ops[i].chunk;
-      const int backward = backward_at[key];
-      if (!chosen || backward <= static_cast<int>(i) + 1) continue;
+      // The reload starts with the op before B; when B closes an overlapped pair (DualPipe), with
+      // the op before that pair, which cannot start until B's input is back.
+      int trigger = backward_at[key] - 1;
+      if (trigger >= 0 && pairs[r][static_cast<std::size_t>(trigger)]) --trigger;
+      if (!chosen || trigger <= static_cast<int>(i)) continue;
       plan.offloaded[r][key] = 1;
-      plan.reload_at[r][static_cast<std::size_t>(backward - 1)].push_back(ops[i]);
+      plan.reload_at[r][static_cast<std::size_t>(trigger)].push_back(ops[i]);
     }
   }
   return plan;

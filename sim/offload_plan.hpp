@@ -3,8 +3,9 @@
 // their B, and when each comes back. A fraction f of each rank's (microbatch, chunk) activations
 // is offloaded, spread evenly over the rank's forwards in timetable order (the i-th forward is
 // offloaded when floor((i + 1) f) > floor(i f)). An activation is offloaded only when some other
-// op runs between its F and its B; its reload is issued when the op just before that B starts,
-// so that, given a copy faster than that op, it has finished when B needs it (B waits otherwise).
+// op runs between its F and its B; its reload is issued when the op just before that B starts
+// (before the overlapped pair, when B is the second op of one), so that, given a copy faster than
+// that op, it has finished when B needs it (B waits otherwise).
 #include <vector>
 
 #include "schedules/timetable.hpp"

@@ -117,3 +117,18 @@ TEST_CASE("PipeOffload: offloaded activations leave HBM and come back before the
   offloading.offload_fraction = 1.5;
   CHECK_THROWS_WITH_AS(replay_schedule(t, offloading), "offload fraction 1.5 is outside [0, 1]", PlanError);
 }
+
+TEST_CASE("PipeOffload on every kind, overlapped DualPipe pairs included, always finishes") {
+  // A B that closes an overlapped forward-backward pair cannot wait for a reload issued by the
+  // pair's own forward: its reload starts with the op before the pair.
+  AbstractCosts costs{1, 1, 1, 0};
+  costs.offload = 0.25;
+  for (const double fraction : {0.5, 1.0})
+    for (const auto& [kind, v] : {std::pair<std::string, int>{"dualpipe", 2}, {"dualpipev", 2}, {"zb-v", 2},
+                                  {"interleaved", 2}, {"zb-h2", 1}, {"1f1b", 1}}) {
+      INFO(kind << " fraction " << fraction);
+      costs.offload_fraction = fraction;
+      const ScheduleReplay r = replay_schedule(make_timetable(kind, 4, 16, v), costs);
+      CHECK(r.makespan > 0);
+    }
+}
