@@ -92,13 +92,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
         optimizer_start_s_(workers_.size(), 0) {
     handler_id_ = engine_.add_handler(*this);
     if (in.routes != nullptr) network_ = std::make_unique<Network>(engine_, in.links, *this);
-    stage_rank_.resize(static_cast<std::size_t>(stages_));
-    stage_chunk_.resize(static_cast<std::size_t>(stages_));
-    for (int r = 0; r < ranks_; ++r)
-      for (int c = 0; c < t_.chunks_per_rank; ++c) {
-        stage_rank_[t_.stage(r, c)] = r;
-        stage_chunk_[t_.stage(r, c)] = c;
-      }
+    stage_location_ = stage_locations(t_);
     // Neighbours along each path, [path][stage] -> stage or -1, so the hot path never searches.
     const std::size_t paths = t_.paths.empty() ? 1 : t_.paths.size();
     previous_.assign(paths, std::vector<int>(static_cast<std::size_t>(stages_), -1));
@@ -166,7 +160,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     return flags_[(static_cast<std::size_t>(replica) * stages_ + stage) * microbatches_ + microbatch];
   }
 
-  int rank_of_stage(int stage) const { return stage_rank_[stage]; }
+  int rank_of_stage(int stage) const { return stage_location_[stage].rank; }
   bool offloaded(int rank, const ScheduledOp& op) const {
     return offload_.is_offloaded(rank, op.microbatch, op.chunk, t_.chunks_per_rank);
   }
@@ -377,7 +371,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   // Moves an output to the rank of `dst_stage`; free and immediate on the same rank.
   void send(int worker, int replica, int dst_stage, int microbatch, TransferKind kind,
             const ChunkCost& cost) {
-    const int dst_worker = worker_of(replica, stage_rank_[dst_stage]);
+    const int dst_worker = worker_of(replica, stage_location_[dst_stage].rank);
     if (dst_worker == worker) {
       mark_arrived(replica, dst_stage, microbatch, kind);
       return;
@@ -497,12 +491,14 @@ class PipelineReplay : public EventHandler, public FlowListener {
       const std::uint8_t f = flags(replica, stage, op.microbatch);
       if (op.kind == OpKind::kForward) {
         const int previous = previous_stage_of(op.microbatch, stage);
-        needed = RankOp{stage_rank_[previous], {OpKind::kForward, op.microbatch, stage_chunk_[previous]}};
+        needed = RankOp{stage_location_[previous].rank,
+                        {OpKind::kForward, op.microbatch, stage_location_[previous].op.chunk}};
       } else if (op.kind == OpKind::kBackward && !(f & kForwardDone)) {
         needed = RankOp{rank, {OpKind::kForward, op.microbatch, op.chunk}};
       } else if (op.kind == OpKind::kBackward) {
         const int next = next_stage_of(op.microbatch, stage);
-        needed = RankOp{stage_rank_[next], {OpKind::kBackward, op.microbatch, stage_chunk_[next]}};
+        needed = RankOp{stage_location_[next].rank,
+                        {OpKind::kBackward, op.microbatch, stage_location_[next].op.chunk}};
       } else {
         needed = RankOp{rank, {OpKind::kBackward, op.microbatch, op.chunk}};
       }
@@ -551,8 +547,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::unique_ptr<Network> network_;
   std::vector<WorkerState> workers_;
   std::vector<std::uint8_t> flags_;
-  std::vector<int> stage_rank_;
-  std::vector<int> stage_chunk_;
+  std::vector<RankOp> stage_location_;  // [stage] -> (rank, chunk)
   std::vector<std::vector<int>> previous_;  // [path][stage]
   std::vector<std::vector<int>> next_;      // [path][stage]
   std::vector<std::vector<char>> pair_starts_;  // [rank][position]

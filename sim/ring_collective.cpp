@@ -1,5 +1,7 @@
 #include "sim/ring_collective.hpp"
 
+#include "models/tp_collectives.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -32,16 +34,16 @@ RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::ve
   return result;
 }
 
+// The closed forms live with the tensor-parallel costs (models/tp_collectives.hpp); here they are
+// applied to a ring's bottleneck.
 double ring_all_reduce_s(const RingBottleneck& ring, double bytes) {
   if (ring.ranks < 2) return 0;
-  const double n = ring.ranks;
-  return 2 * (n - 1) / n * bytes / ring.bandwidth_bytes_per_s + 2 * (n - 1) * ring.latency_s;
+  return ring_all_reduce_s(bytes, ring.ranks, {ring.bandwidth_bytes_per_s, ring.latency_s});
 }
 
 double ring_reduce_scatter_s(const RingBottleneck& ring, double bytes) {
   if (ring.ranks < 2) return 0;
-  const double n = ring.ranks;
-  return (n - 1) / n * bytes / ring.bandwidth_bytes_per_s + (n - 1) * ring.latency_s;
+  return ring_reduce_scatter_s(bytes, ring.ranks, {ring.bandwidth_bytes_per_s, ring.latency_s});
 }
 
 double ring_all_reduce_hop_bytes(int ranks, double bytes) {

@@ -196,27 +196,37 @@ class PlacementRoutes : public TransferRoutes {
  public:
   PlacementRoutes(const Cluster& cluster, const Placement& placement, double wan_compression)
       : cluster_(cluster), placement_(placement), wan_compression_(wan_compression) {}
-  double wire_share(int src, int dst) override {
-    for (const std::vector<int>* route : routes(src, dst))
-      for (int link : *route)
-        if (cluster_.links()[link].link_class == LinkClass::kWan) return 1 / wan_compression_;
-    return 1;
-  }
   const std::vector<const std::vector<int>*>& routes(int src, int dst) override {
+    return pair(src, dst).routes;
+  }
+  double wire_share(int src, int dst) override { return pair(src, dst).wire_share; }
+
+ private:
+  // A worker pair's flow routes and the share of its bytes on the wire, found once.
+  struct WorkerPair {
+    std::vector<const std::vector<int>*> routes;
+    double wire_share = 1;
+  };
+  const WorkerPair& pair(int src, int dst) {
     auto [it, inserted] = cache_.try_emplace({src, dst});
     if (inserted) {
       const auto from = placement_.worker_gpus(src);
       const auto to = placement_.worker_gpus(dst);
-      for (std::size_t t = 0; t < from.size(); ++t) it->second.push_back(&cluster_.route(from[t], to[t]));
+      for (std::size_t t = 0; t < from.size(); ++t) {
+        const std::vector<int>& route = cluster_.route(from[t], to[t]);
+        it->second.routes.push_back(&route);
+        for (int link : route)
+          if (cluster_.links()[link].link_class == LinkClass::kWan)
+            it->second.wire_share = 1 / wan_compression_;
+      }
     }
     return it->second;
   }
 
- private:
   const Cluster& cluster_;
   const Placement& placement_;
-  std::map<std::pair<int, int>, std::vector<const std::vector<int>*>> cache_;
   double wan_compression_;
+  std::map<std::pair<int, int>, WorkerPair> cache_;
 };
 
 TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus) {

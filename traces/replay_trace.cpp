@@ -24,7 +24,10 @@ ReplayTrace::ReplayTrace(const std::string& path, const Cluster& cluster, const 
       chunks_per_rank_(chunks_per_rank),
       writer_(path) {
   std::set<int> named_nodes;
+  memory_counter_name_.resize(static_cast<std::size_t>(cluster_.gpu_count()));
   for (int w = 0; w < placement_.workers(); ++w) {
+    gpus_of_worker_.push_back(placement_.worker_gpus(w));
+    for (GpuId g : gpus_of_worker_.back()) memory_counter_name_[g] = fmt::format("gpu {} memory GiB", g);
     for (GpuId g : placement_.worker_gpus(w)) {
       const GpuPlace& place = cluster_.gpu(g);
       if (named_nodes.insert(place.node).second)
@@ -74,29 +77,33 @@ void ReplayTrace::on_copy(const CopyRecord& r) {
   const std::array<TraceArg, 3> args{{{"microbatch", static_cast<long long>(r.op.microbatch)},
                                       {"chunk", static_cast<long long>(r.op.chunk)},
                                       {"bytes", r.bytes_per_gpu}}};
-  for (GpuId g : placement_.worker_gpus(r.worker))
+  for (GpuId g : gpus_of_worker_[r.worker])
     writer_.slice(pid(g), copy_tid(g, r.offload), name, "copy", r.start_s, r.end_s - r.start_s, args);
 }
 
 void ReplayTrace::on_compute(const ComputeRecord& r) {
-  const std::string name =
-      chunks_per_rank_ > 1
-          ? fmt::format("{}{}.{}", to_char(r.op.kind), r.op.microbatch, r.op.chunk)
-          : fmt::format("{}{}", to_char(r.op.kind), r.op.microbatch);
+  name_.clear();
+  if (chunks_per_rank_ > 1)
+    fmt::format_to(std::back_inserter(name_), "{}{}.{}", to_char(r.op.kind), r.op.microbatch, r.op.chunk);
+  else
+    fmt::format_to(std::back_inserter(name_), "{}{}", to_char(r.op.kind), r.op.microbatch);
+  const std::string_view name(name_.data(), name_.size());
   const std::array<TraceArg, 6> args{{{"microbatch", static_cast<long long>(r.op.microbatch)},
                                       {"chunk", static_cast<long long>(r.op.chunk)},
                                       {"stage", static_cast<long long>(r.stage)},
                                       {"pp_rank", static_cast<long long>(r.rank)},
                                       {"flops", r.flops},
                                       {"activation_bytes", r.activation_bytes}}};
-  for (GpuId g : placement_.worker_gpus(r.worker))
+  for (GpuId g : gpus_of_worker_[r.worker])
     writer_.slice(pid(g), compute_tid(g), name, "compute", r.start_s, r.end_s - r.start_s, args);
 }
 
 void ReplayTrace::on_transfer(const TransferRecord& r) {
-  const auto from = placement_.worker_gpus(r.src_worker);
-  const auto to = placement_.worker_gpus(r.dst_worker);
-  const std::string name = fmt::format("{} mb{}", kind_name(r.kind), r.microbatch);
+  const auto& from = gpus_of_worker_[r.src_worker];
+  const auto& to = gpus_of_worker_[r.dst_worker];
+  name_.clear();
+  fmt::format_to(std::back_inserter(name_), "{} mb{}", kind_name(r.kind), r.microbatch);
+  const std::string_view name(name_.data(), name_.size());
   const std::array<TraceArg, 3> args{{{"microbatch", static_cast<long long>(r.microbatch)},
                                       {"dst_stage", static_cast<long long>(r.dst_stage)},
                                       {"bytes", r.bytes_per_gpu}}};
@@ -113,15 +120,15 @@ void ReplayTrace::on_transfer(const TransferRecord& r) {
 void ReplayTrace::on_phase(const PhaseRecord& r) {
   const bool reduce = r.kind == PhaseKind::kGradientReduce;
   const std::array<TraceArg, 1> args{{{"bytes", r.bytes_per_gpu}}};
-  for (GpuId g : placement_.worker_gpus(r.worker))
+  for (GpuId g : gpus_of_worker_[r.worker])
     writer_.slice(pid(g), reduce ? reduce_tid(g) : compute_tid(g),
                   reduce ? "gradient all-reduce" : "optimizer step", reduce ? "collective" : "compute",
                   r.start_s, r.end_s - r.start_s, std::span<const TraceArg>(args).first(reduce ? 1 : 0));
 }
 
 void ReplayTrace::on_memory(int worker, double time_s, double static_bytes, double activation_bytes) {
-  for (GpuId g : placement_.worker_gpus(worker)) {
-    const std::string name = fmt::format("gpu {} memory GiB", g);
+  for (GpuId g : gpus_of_worker_[worker]) {
+    const std::string& name = memory_counter_name_[g];
     writer_.counter(pid(g), name, time_s, "static", static_bytes / units::kGiB);
     writer_.counter(pid(g), name, time_s, "activations", activation_bytes / units::kGiB);
   }

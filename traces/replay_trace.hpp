@@ -9,6 +9,8 @@
 #include <tuple>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/placement.hpp"
 #include "sim/replay_observer.hpp"
 #include "topologies/cluster.hpp"
@@ -44,6 +46,10 @@ class ReplayTrace : public ReplayObserver {
   std::map<std::tuple<GpuId, GpuId, bool, TransferKind>, int> peer_tids_;
   std::map<int, int> next_peer_tid_;  // per pid
   std::map<std::pair<GpuId, bool>, int> copy_tids_;
+  // Looked up per event, so built once: each worker's GPUs and each GPU's memory counter name.
+  std::vector<std::vector<GpuId>> gpus_of_worker_;
+  std::vector<std::string> memory_counter_name_;
+  fmt::memory_buffer name_;  // the slice name being written, reused so slices do not allocate
 };
 
 }  // namespace hetsim

@@ -12,13 +12,6 @@ namespace hetsim {
 
 namespace {
 
-// (n-1)/n * S/B + (n-1) L per pass over the ring; all-reduce makes two passes.
-double ring_passes_s(const RingBottleneck& ring, double bytes, int passes) {
-  if (ring.ranks < 2) return 0;
-  const double n = ring.ranks;
-  return passes * ((n - 1) / n * bytes / ring.bandwidth_bytes_per_s + (n - 1) * ring.latency_s);
-}
-
 // A ring over `gpus` (a lap back to the first): the smallest bandwidth share of any hop and the
 // mean hop latency. Steps are not barriers: a chunk moves on as soon as it arrives, so over
 // n-1 steps it crosses n-1 hops of the ring and meets their latencies, not n-1 times the largest.
@@ -105,8 +98,9 @@ double hierarchical_s(const Cluster& cluster, CollectiveOp op, const std::vector
   const RingBottleneck intra = ring_with_mean_latency(cluster, nodes);
   const RingBottleneck inter = ring_with_mean_latency(cluster, across);
   const double shard = bytes / static_cast<double>(g);
-  const int passes = op == CollectiveOp::kAllReduce ? 2 : 1;
-  return ring_passes_s(intra, bytes, passes) + ring_passes_s(inter, shard, passes);
+  if (op == CollectiveOp::kAllReduce)
+    return ring_all_reduce_s(intra, bytes) + ring_all_reduce_s(inter, shard);
+  return ring_reduce_scatter_s(intra, bytes) + ring_reduce_scatter_s(inter, shard);
 }
 
 }  // namespace
@@ -117,9 +111,9 @@ double alpha_beta_collective_s(const Cluster& cluster, CollectiveOp op, Collecti
   if (algo == CollectiveAlgo::kTree) return tree_all_reduce_s(cluster, gpus, bytes);
   if (algo == CollectiveAlgo::kHierarchical) return hierarchical_s(cluster, op, gpus, bytes);
   switch (op) {
-    case CollectiveOp::kAllReduce: return ring_passes_s(ring_with_mean_latency(cluster, {gpus}), bytes, 2);
+    case CollectiveOp::kAllReduce: return ring_all_reduce_s(ring_with_mean_latency(cluster, {gpus}), bytes);
     case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllGather: return ring_passes_s(ring_with_mean_latency(cluster, {gpus}), bytes, 1);
+    case CollectiveOp::kAllGather: return ring_reduce_scatter_s(ring_with_mean_latency(cluster, {gpus}), bytes);
     case CollectiveOp::kBroadcast: return chain_broadcast_s(cluster, gpus, bytes);
     case CollectiveOp::kSend:
       return cluster.route_latency_s(gpus[0], gpus[1]) +
