@@ -8,7 +8,8 @@
 //   selective       the 5as/h terms dropped
 //   full            2sbh (2sbh/t with SP)
 // and the same components give GQA (smaller K, V), SwiGLU (two MLP intermediates), models
-// without dropout (no masks, no dropout output) and FlashAttention (no s^2 tensors).
+// without dropout (no masks, no dropout output) and FlashAttention (no s^2 tensors). A MoE
+// layer's expert part is counted by moe_activation_bytes (below).
 #include "models/chunk_cost.hpp"
 #include "models/layer_ops.hpp"
 
@@ -48,13 +49,51 @@ double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan
     }
   }
   // MLP block.
-  const double sbf = s * b * model.ffn_hidden_size;
-  bytes += e * sbh * region;                  // post-attention norm input
-  bytes += e * sbh * region;                  // MLP-up GEMM input
   const double intermediates = model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0;  // gate and up
-  bytes += intermediates * e * sbf / t;       // activation-function input(s)
-  bytes += e * sbf / t;                       // MLP-down GEMM input
+  bytes += e * sbh * region;                  // post-attention norm input
+  bytes += e * sbh * region;                  // MLP-up GEMM input (MoE: router input)
+  if (model.is_moe()) {
+    bytes += moe_activation_bytes(model, plan);
+  } else {
+    const double sbf = s * b * model.ffn_hidden_size;
+    bytes += intermediates * e * sbf / t;     // activation-function input(s)
+    bytes += e * sbf / t;                     // MLP-down GEMM input
+  }
   bytes += mask * sbh * region;               // post-MLP dropout mask
+  return bytes;
+}
+
+// What a MoE block keeps for backward beyond its input (counted with the dense MLP-up input
+// above), derived here from the ops of models/layer_ops.cpp, not taken from a paper: each
+// tensor is one that a backward kernel reads.
+//  - routing probabilities, [tokens, E] in the activation dtype: the softmax backward needs
+//    its output, and the un-permute's backward its weights; the logits themselves are not kept;
+//  - the routing map, 1 byte per [token, expert] (Megatron-core keeps a boolean map) to
+//    un-permute the gradients;
+//  - the permuted expert inputs, b*s*k rows of h: the experts' up-GEMM wgrad input; every GPU
+//    of the TP group holds all of them (expert tensor parallelism splits the width, not rows);
+//  - the expert intermediates, b*s*k rows of f_e/t: activation input(s) and down-GEMM input, as
+//    a dense MLP of k times the tokens;
+//  - the expert outputs, b*s*k rows of h: the un-permute's backward multiplies the output
+//    gradient by them for the probability gradient;
+//  - the shared expert's intermediates, b*s rows of f_s/t, as a dense MLP (its input is the
+//    router's). Qwen2-MoE's shared-expert gate output (b*s values) is left out, < 1/h of it.
+// Router and routing map run on the sequence-parallel shard of the tokens (b*s/t with SP).
+double moe_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
+  const double tokens = static_cast<double>(plan.micro_batch_size) * plan.seq_length;
+  const double router_tokens = plan.sequence_parallel ? tokens / plan.tp : tokens;
+  const double rows = moe_routed_rows(model, plan);
+  const double h = model.hidden_size;
+  const double t = plan.tp;
+  const double e = activation_element_bytes(plan.dtype);
+  const double intermediates = model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0;
+  double bytes = 0;
+  bytes += e * router_tokens * model.num_experts;                // routing probabilities
+  bytes += router_tokens * model.num_experts;                    // routing map
+  bytes += e * rows * h;                                         // permuted expert inputs
+  bytes += (intermediates + 1) * e * rows * model.expert_ffn_hidden_size / t;  // intermediates
+  bytes += e * rows * h;                                         // expert outputs
+  bytes += (intermediates + 1) * e * tokens * model.shared_expert_ffn_hidden_size / t;
   return bytes;
 }
 

@@ -85,7 +85,8 @@ TpComm layer_tp_comm(double act_bytes, const ParallelPlan& plan, const TpCosts& 
 }
 
 void check_inputs(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
-                  const ChunkSpan& span, const TensorParallelLinks& links) {
+                  const ChunkSpan& span, const TensorParallelLinks& links,
+                  const ExpertParallelLinks& ep_links) {
   if (model.hidden_size <= 0 || model.num_heads <= 0 || model.num_kv_heads <= 0 ||
       model.ffn_hidden_size <= 0 || model.vocab_size <= 0 || model.num_layers <= 0) {
     throw PlanError("model \"" + model.name + "\" has a non-positive dimension");
@@ -106,29 +107,78 @@ void check_inputs(const TransformerConfig& model, const ParallelPlan& plan, cons
   if (!(gpu.hbm_bytes_per_s > 0) || !(gpu.peak(Dtype::kFp32) > 0)) {
     throw PlanError("GPU \"" + gpu.key + "\" has no HBM bandwidth or fp32 peak");
   }
+  check_data_parallel_sharding(plan);
+  if (!model.is_moe()) {
+    // Megatron-LM likewise refuses --expert-model-parallel-size > 1 without --num-experts.
+    if (plan.ep > 1) {
+      throw PlanError("expert parallelism " + std::to_string(plan.ep) + " needs a MoE model; \"" +
+                      model.name + "\" is dense");
+    }
+    return;
+  }
+  if (model.experts_per_token < 1 || model.experts_per_token > model.num_experts ||
+      model.expert_ffn_hidden_size <= 0 || model.shared_expert_ffn_hidden_size < 0) {
+    throw PlanError("model \"" + model.name + "\" has top-k " +
+                    std::to_string(model.experts_per_token) + " of " +
+                    std::to_string(model.num_experts) + " experts or a non-positive expert width");
+  }
+  if (model.num_experts % plan.ep != 0) {
+    throw PlanError("expert parallelism " + std::to_string(plan.ep) + " must divide the " +
+                    std::to_string(model.num_experts) + " experts of \"" + model.name + "\"");
+  }
+  if (plan.ep > 1 && !(ep_links.bandwidth_bytes_per_s > 0)) {
+    throw PlanError("expert parallelism " + std::to_string(plan.ep) +
+                    " needs all-to-all links with a positive bandwidth");
+  }
 }
 
+struct LayerParams {
+  double total = 0;
+  double expert = 0;  // of which routed-expert weights
+};
+
 // Parameters of one layer held by one GPU: GEMM weights (and column-parallel biases) sharded by
-// tp; norms and row-parallel biases replicated.
-double layer_params_per_gpu(const TransformerConfig& m, int tp) {
+// tp; norms, row-parallel biases, the router and the shared-expert gate replicated; of the
+// routed experts the num_experts / ep local ones, each sharded by tp (Megatron-core's expert
+// tensor parallelism defaults to tp).
+LayerParams layer_params_per_gpu(const TransformerConfig& m, const ParallelPlan& plan) {
   const double h = m.hidden_size;
-  const double norms = m.norm == NormKind::kLayerNorm ? 4.0 * h : 2.0 * h;
-  const double row_biases = m.linear_bias ? 2.0 * h : 0.0;
-  const double replicated = norms + row_biases;
-  return (m.layer_params() - replicated) / tp + replicated;
+  const double row_biases = !m.linear_bias ? 0.0 : m.is_moe() ? h : 2.0 * h;  // attention-out, MLP-down
+  const double shared_gate = m.shared_expert_gate ? h : 0.0;
+  const double replicated = m.norm_params() + row_biases + m.router_params() + shared_gate;
+  const double sharded = m.layer_params() - m.layer_expert_params() - replicated;
+  LayerParams p;
+  p.expert = m.layer_expert_params() / plan.ep / plan.tp;
+  p.total = sharded / plan.tp + replicated + p.expert;
+  return p;
 }
 
 }  // namespace
 
-ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
-                     const ChunkSpan& span, const TensorParallelLinks& tp_links) {
-  return cost_chunk(model, plan, gpu, span, tp_links, nullptr, nullptr);
+double ep_all_to_all_seconds(double bytes_per_gpu, int ep, const ExpertParallelLinks& links) {
+  if (ep <= 1) return 0.0;
+  const double leaving = bytes_per_gpu * (ep - 1) / ep;
+  return links.latency_s + leaving / links.bandwidth_bytes_per_s;
+}
+
+double ep_all_to_all_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
+  const double tokens = static_cast<double>(plan.micro_batch_size) * plan.seq_length;
+  const double local = plan.sequence_parallel ? tokens / plan.tp : tokens;
+  return local * model.experts_per_token * model.hidden_size *
+         activation_element_bytes(plan.dtype);
 }
 
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                      const ChunkSpan& span, const TensorParallelLinks& tp_links,
-                     const calibration::Profile* profile, CostSources* sources) {
-  check_inputs(model, plan, gpu, span, tp_links);
+                     const ExpertParallelLinks& ep_links) {
+  return cost_chunk(model, plan, gpu, span, tp_links, nullptr, nullptr, ep_links);
+}
+
+ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
+                     const ChunkSpan& span, const TensorParallelLinks& tp_links,
+                     const calibration::Profile* profile, CostSources* sources,
+                     const ExpertParallelLinks& ep_links) {
+  check_inputs(model, plan, gpu, span, tp_links, ep_links);
   ChunkCost c;
   const double layers = span.num_layers;
   const int t = plan.tp;
@@ -141,11 +191,18 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   const PassTimes layer = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype, profile,
                                    span.num_layers, sources);
   const TpComm comm = layer_tp_comm(act_bytes, plan, tp, span.num_layers);
-  c.forward_s = layers * (layer.forward_s + comm.forward_s);
-  c.backward_input_s = layers * (layer.backward_input_s + comm.backward_s);
+  // Expert parallelism: token dispatch and combine all-to-alls in forward, their mirrors (the
+  // gradients of the combine, then of the dispatch) in backward.
+  const double ep_comm =
+      model.is_moe() ? 2 * ep_all_to_all_seconds(ep_all_to_all_bytes(model, plan), plan.ep, ep_links)
+                     : 0.0;
+  c.forward_s = layers * (layer.forward_s + comm.forward_s + ep_comm);
+  c.backward_input_s = layers * (layer.backward_input_s + comm.backward_s + ep_comm);
   c.backward_weight_s = layers * layer.backward_weight_s;
   c.tp_comm_forward_s = layers * comm.forward_s;
   c.tp_comm_backward_s = layers * comm.backward_s;
+  c.ep_comm_forward_s = layers * ep_comm;
+  c.ep_comm_backward_s = layers * ep_comm;
   c.forward_flops = layers * layer.forward_flops;
   c.backward_input_flops = layers * layer.backward_input_flops;
   c.backward_weight_flops = layers * layer.backward_weight_flops;
@@ -155,14 +212,16 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
       c.recompute_s = layers * layer.core_forward_s;
       c.recompute_flops = layers * layer.core_forward_flops;
       break;
-    case Recompute::kFull:  // the whole layer forward again, its TP collectives included
-      c.recompute_s = layers * (layer.forward_s + comm.forward_s);
+    case Recompute::kFull:  // the whole layer forward again, its TP and EP collectives included
+      c.recompute_s = layers * (layer.forward_s + comm.forward_s + ep_comm);
       c.recompute_flops = layers * layer.forward_flops;
       break;
   }
   c.activation_bytes = layers * layer_activation_bytes(model, plan);
   c.weight_grad_bytes = layers * layer_weight_grad_bytes(model, plan);
-  c.params = layers * layer_params_per_gpu(model, t);
+  const LayerParams layer_params = layer_params_per_gpu(model, plan);
+  c.params = layers * layer_params.total;
+  c.expert_params = layers * layer_params.expert;
 
   if (span.has_embedding) {
     const PassTimes emb =
@@ -209,10 +268,14 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   }
   c.output_bytes = act_bytes;
 
-  // Adam over this GPU's parameters (its dp shard with the distributed optimizer): read fp32
-  // master weight, gradient, m, v (16 B); write master, m, v (12 B) and the bf16 weight (2 B).
-  const double shard = plan.distributed_optimizer ? static_cast<double>(plan.dp) : 1.0;
-  const double adam_bytes = 30.0 * c.params / shard;
+  // Adam over this GPU's parameters (from ZeRO stage 1 its shard: dense ones over dp, expert
+  // ones over dp / ep): read fp32 master weight, gradient, m, v (16 B); write master, m, v
+  // (12 B) and the bf16 weight (2 B).
+  const bool sharded = plan.effective_zero_stage() >= 1;
+  const double dense_shard = sharded ? static_cast<double>(plan.dp) : 1.0;
+  const double expert_shard = sharded ? static_cast<double>(plan.expert_data_parallel()) : 1.0;
+  const double adam_bytes =
+      30.0 * ((c.params - c.expert_params) / dense_shard + c.expert_params / expert_shard);
   const PassCost adam =
       memory_bound_cost({"adam"}, KernelKind::kElementwise, adam_bytes, gpu, plan.dtype, profile);
   c.optimizer_step_s = adam.seconds;
@@ -220,15 +283,28 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   return c;
 }
 
-StaticMemory static_memory(double params, const ParallelPlan& plan) {
-  // Megatron-LM mixed precision (docs/source/api-guide/dist_optimizer.md, "bf16 params, fp32
-  // grads": 18 bytes/param, 6 + 12/d with the distributed optimizer).
+StaticMemory static_memory(double dense_params, double expert_params, const ParallelPlan& plan,
+                           const BytesPerParam& layout) {
+  // ZeRO (Rajbhandari et al., SC'20, section 5.1-5.3): with data-parallel degree N_d, stage 1
+  // keeps (w + g)Psi + K Psi / N_d, stage 2 w Psi + (g + K) Psi / N_d, stage 3 (w + g + K) Psi / N_d.
+  // Routed experts are replicated over dp / ep replicas only, so that is their N_d.
+  check_data_parallel_sharding(plan);
+  const int stage = plan.effective_zero_stage();
+  const double dense_nd = plan.dp;
+  const double expert_nd = plan.expert_data_parallel();
+  const auto sharded = [&](double bytes_per_param, int from_stage) {
+    if (stage < from_stage) return bytes_per_param * (dense_params + expert_params);
+    return bytes_per_param * (dense_params / dense_nd + expert_params / expert_nd);
+  };
   StaticMemory m;
-  m.weights_bytes = 2.0 * params;    // bf16/fp16 model weights
-  m.gradients_bytes = 4.0 * params;  // fp32 main-grad accumulation buffer
-  const double shard = plan.distributed_optimizer ? static_cast<double>(plan.dp) : 1.0;
-  m.optimizer_bytes = 12.0 * params / shard;  // fp32 master weights, Adam m and v
+  m.optimizer_bytes = sharded(layout.optimizer, 1);
+  m.gradients_bytes = sharded(layout.gradients, 2);
+  m.weights_bytes = sharded(layout.weights, 3);
   return m;
+}
+
+StaticMemory static_memory(double params, const ParallelPlan& plan) {
+  return static_memory(params, 0.0, plan);
 }
 
 double model_flops_per_iteration(const TransformerConfig& model, const ParallelPlan& plan) {

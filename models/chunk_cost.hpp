@@ -24,6 +24,13 @@ struct TensorParallelLinks {
   double latency_s = 0;
 };
 
+// What one GPU gets in an all-to-all of its expert-parallel group: the bandwidth its outgoing
+// bytes leave at (per direction) and the latency of one all-to-all.
+struct ExpertParallelLinks {
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+};
+
 struct ChunkCost {
   // Seconds on one GPU, tensor-parallel collectives included. An unsplit backward (B) takes
   // backward_input_s + backward_weight_s + recompute_s; when B and W are split, B takes
@@ -34,6 +41,8 @@ struct ChunkCost {
   double recompute_s = 0;
   double tp_comm_forward_s = 0;   // part of forward_s spent in TP collectives
   double tp_comm_backward_s = 0;  // part of backward_input_s spent in TP collectives
+  double ep_comm_forward_s = 0;   // part of forward_s spent in expert-parallel all-to-alls
+  double ep_comm_backward_s = 0;  // part of backward_input_s spent in expert-parallel all-to-alls
   // FLOPs on one GPU: model FLOPs (no recompute) and the recompute FLOPs on top.
   double forward_flops = 0;
   double backward_input_flops = 0;
@@ -44,13 +53,21 @@ struct ChunkCost {
   double weight_grad_bytes = 0;       // GEMM inputs W still reads after B (freed at W); see models/README.md
   double output_bytes = 0;            // the activation tensor sent to the next stage (whole)
   double params = 0;                  // parameters held by one GPU for this chunk
+  // The part of `params` that are routed-expert weights: their gradients are reduced over, and
+  // ZeRO shards them over, the expert-data-parallel group (dp / ep), not dp.
+  double expert_params = 0;
   double optimizer_step_s = 0;        // Adam step over those parameters
 };
 
 // Every op costed by the roofline (models/roofline.hpp) and every TP collective by the ring
-// formula (models/tp_collectives.hpp): cost_chunk with no profile.
+// formula (models/tp_collectives.hpp): cost_chunk with no profile. `ep_links` are needed (a
+// positive bandwidth) when plan.ep > 1: each MoE layer then does two all-to-alls in forward
+// (token dispatch and combine) and two in backward (ep_all_to_all_seconds).
+// Throws PlanError for a plan the model cannot take (ep not dividing the experts or dp, ep > 1
+// on a dense model, missing links).
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
-                     const ChunkSpan& span, const TensorParallelLinks& tp_links);
+                     const ChunkSpan& span, const TensorParallelLinks& tp_links,
+                     const ExpertParallelLinks& ep_links = {});
 
 // Ops costed from `profile` (measured on `gpu`'s type, in plan.dtype) where it has them, from the
 // roofline where it lacks them (models/op_cost.hpp says which lookup each op class uses); TP
@@ -59,26 +76,55 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
 // this chunk's op costs by source are added to it.
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                      const ChunkSpan& span, const TensorParallelLinks& tp_links,
-                     const calibration::Profile* profile, CostSources* sources);
+                     const calibration::Profile* profile, CostSources* sources,
+                     const ExpertParallelLinks& ep_links = {});
 
-// Static memory (weights, gradients, optimizer state) of `params` parameters on one GPU, with
-// Megatron-LM's mixed-precision layout: bf16/fp16 weights, fp32 gradient accumulation, fp32
-// master weights and two Adam moments; the optimizer part sharded over dp with the distributed
-// optimizer.
+// One expert-parallel all-to-all in which each GPU holds `bytes_per_gpu`: of them (ep-1)/ep go
+// to the other GPUs of the group (balanced routing), so latency + (ep-1)/ep * bytes / bandwidth.
+// 0 for ep = 1.
+double ep_all_to_all_seconds(double bytes_per_gpu, int ep, const ExpertParallelLinks& links);
+
+// Bytes one GPU holds in each of a MoE layer's all-to-alls, one microbatch: its tokens (b*s, or
+// b*s/tp with sequence parallelism) times top-k rows of h activation elements.
+double ep_all_to_all_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+
+// Static memory (weights, gradients, optimizer state) on one GPU, sharded by the plan's ZeRO
+// stage (ParallelPlan::effective_zero_stage; Rajbhandari et al., SC'20, section 5): stage >= 1
+// divides the optimizer state, stage >= 2 also the gradients, stage 3 also the weights by the
+// data-parallel size, dp for dense parameters and dp / ep for routed-expert ones.
 struct StaticMemory {
   double weights_bytes = 0;
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
   double total() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
 };
+// Bytes per parameter of each static tensor. The default is Megatron-LM's mixed precision
+// (docs/source/api-guide/dist_optimizer.md): bf16/fp16 weights, an fp32 main-grad buffer, fp32
+// master weights and Adam m and v. ZeRO's paper keeps fp16 gradients ({2, 2, 12}; its K = 12).
+struct BytesPerParam {
+  double weights = 2.0;
+  double gradients = 4.0;
+  double optimizer = 12.0;
+};
+// Throws PlanError when check_data_parallel_sharding does.
+StaticMemory static_memory(double dense_params, double expert_params, const ParallelPlan& plan,
+                           const BytesPerParam& layout = {});
+// All parameters dense (sharded over dp).
 StaticMemory static_memory(double params, const ParallelPlan& plan);
 
 // Model FLOPs of one training iteration (forward + backward, no recompute), summed over all
-// layers, the LM head, all microbatches and all replicas: the numerator of MFU.
+// layers, the LM head, all microbatches and all replicas: the numerator of MFU. A MoE layer
+// counts the FLOPs its tokens do (router, top-k experts, shared expert), i.e. active parameters.
 double model_flops_per_iteration(const TransformerConfig& model, const ParallelPlan& plan);
 
 // Activation bytes one transformer layer keeps alive for backward, per microbatch on one GPU of
-// the tensor-parallel group: Korthikanti et al. 2022, Table 2, for the plan's recompute mode.
+// the tensor-parallel group: Korthikanti et al. 2022, Table 2, for the plan's recompute mode;
+// for a MoE layer the MLP's part is replaced by moe_activation_bytes.
 double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+
+// What a MoE block keeps for backward besides its input (routing probabilities and map,
+// permuted expert inputs, expert intermediates and outputs, shared-expert intermediates), per
+// microbatch on one GPU, without recompute; see activation_memory.cpp for the derivation.
+double moe_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
 
 }  // namespace hetsim

@@ -15,6 +15,10 @@ double gemm_element_bytes(Dtype dtype) {
   }
 }
 
+double moe_routed_rows(const TransformerConfig& model, const ParallelPlan& plan) {
+  return static_cast<double>(plan.micro_batch_size) * plan.seq_length * model.experts_per_token;
+}
+
 LayerOp linear_op(std::string name, double m, double k, double n, double element_bytes) {
   LayerOp op;
   op.name = std::move(name);
@@ -48,6 +52,9 @@ struct Shape {
   double seq_tokens; // tokens in the sequence-parallel region (b*s/t with SP, else b*s)
   double e;          // activation element bytes
   double ge;         // GEMM operand element bytes
+  // MoE: experts, top-k, expert and shared-expert widths, experts held by this GPU (E / ep),
+  // and the routed rows this GPU's experts process (b*s*k; see moe_routed_rows).
+  double experts, k, fe, fs, local_experts, routed_rows;
 };
 
 Shape shape_of(const TransformerConfig& m, const ParallelPlan& p) {
@@ -65,6 +72,12 @@ Shape shape_of(const TransformerConfig& m, const ParallelPlan& p) {
   x.seq_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
   x.e = activation_element_bytes(p.dtype);
   x.ge = gemm_element_bytes(p.dtype);
+  x.experts = m.num_experts;
+  x.k = m.experts_per_token;
+  x.fe = m.expert_ffn_hidden_size;
+  x.fs = m.shared_expert_ffn_hidden_size;
+  x.local_experts = x.experts / p.ep;
+  x.routed_rows = moe_routed_rows(m, p);
   return x;
 }
 
@@ -147,6 +160,76 @@ void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<La
   ops.push_back(pv);
 }
 
+// The GEMMs of `groups` experts run as one grouped GEMM over `m` rows in all: FLOPs as one
+// [m, k] x [k, n] GEMM, with every group's weights read (forward, dgrad) and its fp32 main grads
+// read and written (wgrad).
+LayerOp grouped_linear_op(std::string name, double m, double k, double n, double groups,
+                          double element_bytes) {
+  LayerOp op = linear_op(std::move(name), m, k, n, element_bytes);
+  const double more_weights = (groups - 1) * k * n;
+  op.forward.bytes += element_bytes * more_weights;
+  op.backward_input.bytes += element_bytes * more_weights;
+  op.backward_weight.bytes += 8.0 * more_weights;
+  return op;
+}
+
+// An MLP of width `ffn` (per GPU, already divided by tp) over `rows` token rows: gate-and-up
+// (SwiGLU) or up GEMM, the activation, the down GEMM; `groups` > 1 for the grouped GEMMs of the
+// local experts. Names are `prefix` + "_gate_up_proj" etc.; the activation is `act_prefix` +
+// "swiglu" / "gelu".
+void add_mlp(const std::string& prefix, const std::string& act_prefix, const Shape& x, MlpKind mlp,
+             double rows, double ffn, double groups, std::vector<LayerOp>& ops) {
+  const double inter = rows * ffn;  // elements of one intermediate tensor
+  if (mlp == MlpKind::kSwiGlu) {
+    ops.push_back(grouped_linear_op(prefix + "_gate_up_proj", rows, x.h, 2 * ffn, groups, x.ge));
+    // silu(gate) * up: reads gate and up, writes one; backward reads dy, gate, up, writes both grads.
+    // Profiles name this fused kernel "silu_mul"; a plain "silu" curve (same bytes-to-time
+    // behaviour of a one-pass elementwise kernel) stands in where only that was measured.
+    LayerOp swiglu = memory_op(act_prefix + "swiglu", KernelKind::kElementwise, 2 * inter, inter,
+                               3 * inter, 2 * inter, x.e);
+    swiglu.profile_kinds = {"silu_mul", "silu"};
+    ops.push_back(swiglu);
+  } else {
+    ops.push_back(grouped_linear_op(prefix + "_up_proj", rows, x.h, ffn, groups, x.ge));
+    LayerOp gelu = memory_op(act_prefix + "gelu", KernelKind::kElementwise, inter, inter, 2 * inter, inter, x.e);
+    gelu.profile_kinds = {"gelu"};
+    ops.push_back(gelu);
+  }
+  ops.push_back(grouped_linear_op(prefix + "_down_proj", rows, ffn, x.h, groups, x.ge));
+}
+
+// A MoE block in place of the MLP (Megatron-core's MoELayer): router, permutation into expert
+// order, the local experts' grouped GEMMs, un-permutation weighted by the routing
+// probabilities, and the shared expert. The expert-parallel all-to-alls and the TP collectives
+// are costed with the chunk (models/chunk_cost.cpp). The shared expert's sigmoid gate multiply
+// and its add to the routed output are taken as fused into neighbouring kernels, as bias adds are.
+void add_moe(const Shape& x, MlpKind mlp, bool shared_gate, std::vector<LayerOp>& ops) {
+  // The router's weights are replicated over TP; it runs on the tokens of the sequence-parallel
+  // region (all b*s without SP).
+  ops.push_back(linear_op("moe_router", x.seq_tokens, x.h, x.experts, x.ge));
+  // Softmax and top-k: read logits, write probabilities and a 1-byte [tokens, experts] routing
+  // map; backward reads the probabilities and their gradient, writes the logit gradient.
+  const double logits = x.seq_tokens * x.experts;
+  ops.push_back(memory_op("moe_router_softmax_topk", KernelKind::kElementwise, logits, logits,
+                          2 * logits, logits, x.e, logits, 0));
+  // Permute: each token row copied once per chosen expert, in expert order; backward sums the
+  // k row gradients back into one.
+  const double rows_h = x.routed_rows * x.h;
+  const double tokens_h = x.tokens * x.h;
+  ops.push_back(memory_op("moe_permute", KernelKind::kElementwise, tokens_h, rows_h, rows_h,
+                          tokens_h, x.e));
+  add_mlp("expert", "expert_", x, mlp, x.routed_rows, x.fe / x.t, x.local_experts, ops);
+  // Un-permute: the k expert outputs of a token weighted by its probabilities and summed;
+  // backward reads the output gradient and the expert outputs (for the probability gradient),
+  // writes the row and probability gradients.
+  ops.push_back(memory_op("moe_unpermute", KernelKind::kElementwise, rows_h + x.routed_rows,
+                          tokens_h, tokens_h + rows_h, rows_h + x.routed_rows, x.e));
+  if (x.fs > 0) {
+    add_mlp("shared_expert", "shared_expert_", x, mlp, x.tokens, x.fs / x.t, 1, ops);
+    if (shared_gate) ops.push_back(linear_op("shared_expert_gate", x.seq_tokens, x.h, 1, x.ge));
+  }
+}
+
 }  // namespace
 
 std::vector<LayerOp> transformer_layer_ops(const TransformerConfig& model, const ParallelPlan& plan) {
@@ -161,22 +244,11 @@ std::vector<LayerOp> transformer_layer_ops(const TransformerConfig& model, const
   if (dropout) ops.push_back(dropout_op("attention_residual_dropout", seq_h, x.e));
   ops.push_back(residual_op("attention_residual_add", seq_h, x.e));
   ops.push_back(norm_op("post_attention_norm", model.norm, seq_h, x.e));
-  const double ffn = x.tokens * x.f / x.t;  // elements of one MLP intermediate tensor per GPU
-  if (model.mlp == MlpKind::kSwiGlu) {
-    ops.push_back(linear_op("mlp_gate_up_proj", x.tokens, x.h, 2 * x.f / x.t, x.ge));
-    // silu(gate) * up: reads gate and up, writes one; backward reads dy, gate, up, writes both grads.
-    // Profiles name this fused kernel "silu_mul"; a plain "silu" curve (same bytes-to-time
-    // behaviour of a one-pass elementwise kernel) stands in where only that was measured.
-    LayerOp swiglu = memory_op("swiglu", KernelKind::kElementwise, 2 * ffn, ffn, 3 * ffn, 2 * ffn, x.e);
-    swiglu.profile_kinds = {"silu_mul", "silu"};
-    ops.push_back(swiglu);
+  if (model.is_moe()) {
+    add_moe(x, model.mlp, model.shared_expert_gate, ops);
   } else {
-    ops.push_back(linear_op("mlp_up_proj", x.tokens, x.h, x.f / x.t, x.ge));
-    LayerOp gelu = memory_op("gelu", KernelKind::kElementwise, ffn, ffn, 2 * ffn, ffn, x.e);
-    gelu.profile_kinds = {"gelu"};
-    ops.push_back(gelu);
+    add_mlp("mlp", "", x, model.mlp, x.tokens, x.f / x.t, 1, ops);
   }
-  ops.push_back(linear_op("mlp_down_proj", x.tokens, x.f / x.t, x.h, x.ge));
   if (dropout) ops.push_back(dropout_op("mlp_residual_dropout", seq_h, x.e));
   ops.push_back(residual_op("mlp_residual_add", seq_h, x.e));
   return ops;
@@ -235,8 +307,13 @@ double layer_weight_grad_bytes(const TransformerConfig& model, const ParallelPla
   const Shape x = shape_of(model, plan);
   const double seq_h = x.e * x.seq_tokens * x.h;  // QKV and MLP-up inputs (sharded with SP)
   const double out_proj_input = x.e * x.tokens * x.a * x.d / x.t;
-  const double down_input = x.e * x.tokens * x.f / x.t;
-  return 2 * seq_h + out_proj_input + down_input;
+  if (!model.is_moe()) return 2 * seq_h + out_proj_input + x.e * x.tokens * x.f / x.t;
+  // MoE: the router (and shared-expert up) input is the same tensor as a dense MLP-up input;
+  // the experts' up input is the permuted rows, their down input the activation output.
+  const double expert_up_input = x.e * x.routed_rows * x.h;
+  const double expert_down_input = x.e * x.routed_rows * x.fe / x.t;
+  const double shared_down_input = x.e * x.tokens * x.fs / x.t;
+  return 2 * seq_h + out_proj_input + expert_up_input + expert_down_input + shared_down_input;
 }
 
 double lm_head_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan) {

@@ -4,7 +4,9 @@
 // forward, backward-input (dgrad GEMMs + elementwise backward) and backward-weight (wgrad GEMMs),
 // so a schedule can split B and W. Shapes follow Megatron-LM's tensor parallelism: QKV and MLP-up
 // are column-parallel, attention output and MLP-down row-parallel; with sequence parallelism the
-// norms, dropouts and residual adds work on s/t of the tokens.
+// norms, dropouts and residual adds work on s/t of the tokens. A MoE layer replaces the MLP by a
+// router, the permuted tokens through the GPU's local experts (grouped GEMMs, expert width / tp)
+// and the shared expert, if any.
 #include <string>
 #include <vector>
 
@@ -45,6 +47,12 @@ struct LayerOp {
   // ("rmsnorm", "add", "silu_mul", ...; models/calibration/README.md). Empty: roofline only.
   std::vector<std::string> profile_kinds;
 };
+
+// Token rows the experts of one GPU process in a MoE layer, one microbatch: with balanced routing
+// an expert-parallel group of ep GPUs receives ep * b*s*k rows and each GPU takes 1/ep of them;
+// with expert tensor parallelism = tp (Megatron-core's default) every GPU of the TP group runs
+// all its rows on 1/tp of each expert's width. So b*s*k, whatever tp and ep.
+double moe_routed_rows(const TransformerConfig& model, const ParallelPlan& plan);
 
 // Bytes of one stored activation element (bf16/fp16: 2; fp32/tf32: 4; fp8 training keeps bf16
 // activations: 2) and of one GEMM operand element (fp8: 1).

@@ -1,5 +1,9 @@
 #include "models/parallel_plan.hpp"
 
+#include <string>
+
+#include "base/error.hpp"
+
 namespace hetsim {
 
 const char* to_string(Recompute r) {
@@ -9,6 +13,18 @@ const char* to_string(Recompute r) {
     case Recompute::kFull: return "full";
   }
   return "none";
+}
+
+void check_data_parallel_sharding(const ParallelPlan& plan) {
+  if (plan.dp < 1 || plan.ep < 1) throw PlanError("dp and ep must be >= 1");
+  if (plan.dp % plan.ep != 0) {
+    throw PlanError("expert parallelism " + std::to_string(plan.ep) +
+                    " must divide data parallelism " + std::to_string(plan.dp) +
+                    " (expert-parallel groups are made of data-parallel replicas)");
+  }
+  if (plan.zero_stage < 0 || plan.zero_stage > 3) {
+    throw PlanError("ZeRO stage " + std::to_string(plan.zero_stage) + " is not 0, 1, 2 or 3");
+  }
 }
 
 }  // namespace hetsim

@@ -2,6 +2,7 @@
 #include "models/transformer_config.hpp"
 
 #include <filesystem>
+#include <string>
 
 #include "base/error.hpp"
 #include "base/json_input.hpp"
@@ -14,6 +15,16 @@ int read_positive_int(const JsonInput& root, const std::string& key) {
   const long long v = root.positive_integer(key);
   if (v > 1'000'000'000LL) root.at(key).fail("an integer <= 1000000000");
   return static_cast<int>(v);
+}
+
+int read_non_negative_int(const JsonInput& root, const std::string& key) {
+  const long long v = root.integer(key);
+  if (v < 0 || v > 1'000'000'000LL) root.at(key).fail("an integer in [0, 1000000000]");
+  return static_cast<int>(v);
+}
+
+bool has_non_null(const JsonInput& root, const std::string& key) {
+  return root.has(key) && !root.value().at(key).is_null();
 }
 
 // GPT-2 style configs ("n_embd"); GPT-3 is described with the same names.
@@ -62,18 +73,103 @@ void read_hidden_size_family(const JsonInput& root, TransformerConfig& c) {
   c.tied_embeddings = root.boolean_or("tie_word_embeddings", !neox);
 }
 
+// Mixture-of-Experts fields, as transformers' MixtralConfig, Qwen2MoeConfig and Qwen3MoeConfig
+// name them. Mixtral: num_local_experts experts as wide as intermediate_size. Qwen-MoE:
+// num_experts experts of moe_intermediate_size, plus (Qwen2-MoE) a shared expert of
+// shared_expert_intermediate_size with a sigmoid gate. An expert count of 0 means dense.
+void read_moe(const JsonInput& root, TransformerConfig& c) {
+  if (root.has("n_routed_experts")) {
+    // DeepSeek-MoE keeps its first layers dense and DeepSeek-V2/V3 use latent attention (MLA);
+    // counting them as uniform MoE layers would be silently wrong.
+    root.at("n_routed_experts")
+        .fail("no DeepSeek-MoE field (dense first layers and MLA are not modeled); "
+              "\"num_local_experts\" (Mixtral) or \"num_experts\" (Qwen-MoE)");
+  }
+  const bool mixtral = has_non_null(root, "num_local_experts");
+  const bool qwen = has_non_null(root, "num_experts");
+  if (mixtral && qwen) {
+    root.at("num_experts").fail("no second expert count next to \"num_local_experts\"");
+  }
+  if (!mixtral && !qwen) return;
+  const std::string count_key = mixtral ? "num_local_experts" : "num_experts";
+  c.num_experts = read_non_negative_int(root, count_key);
+  if (c.num_experts == 0) return;
+  c.experts_per_token = read_positive_int(root, "num_experts_per_tok");
+  if (c.experts_per_token > c.num_experts) {
+    root.at("num_experts_per_tok")
+        .fail("an integer <= " + count_key + " (" + std::to_string(c.num_experts) + ")");
+  }
+  c.expert_ffn_hidden_size =
+      mixtral ? c.ffn_hidden_size : read_positive_int(root, "moe_intermediate_size");
+  if (has_non_null(root, "shared_expert_intermediate_size")) {
+    c.shared_expert_ffn_hidden_size = read_non_negative_int(root, "shared_expert_intermediate_size");
+    c.shared_expert_gate = c.shared_expert_ffn_hidden_size > 0;  // Qwen2MoeSparseMoeBlock
+  }
+  // Qwen-MoE can keep some layers dense (a sparse step above 1, or listed MLP-only layers);
+  // hetsim models a model whose layers are all alike.
+  if (root.integer_or("decoder_sparse_step", 1) != 1) {
+    root.at("decoder_sparse_step").fail("1 (every layer MoE; dense layers among MoE ones are not modeled)");
+  }
+  if (has_non_null(root, "mlp_only_layers") && !root.value().at("mlp_only_layers").empty()) {
+    root.at("mlp_only_layers").fail("[] (every layer MoE; dense layers among MoE ones are not modeled)");
+  }
+}
+
+double mlp_weight_params(const TransformerConfig& c, double ffn) {
+  const double per_row = c.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;  // gate, up, down or up, down
+  return per_row * c.hidden_size * ffn;
+}
+
 }  // namespace
 
-double TransformerConfig::layer_params() const {
+double TransformerConfig::attention_params() const {
   const double h = hidden_size;
   const double qkv_out = static_cast<double>(num_heads + 2 * num_kv_heads) * head_dim();
-  const double attention = h * qkv_out + static_cast<double>(num_heads) * head_dim() * h;
+  const double weights = h * qkv_out + static_cast<double>(num_heads) * head_dim() * h;
+  return weights + (linear_bias ? qkv_out + h : 0.0);
+}
+
+double TransformerConfig::norm_params() const {
+  return norm == NormKind::kLayerNorm ? 4.0 * hidden_size : 2.0 * hidden_size;  // scale (+ shift)
+}
+
+double TransformerConfig::dense_mlp_params() const {
+  if (is_moe()) return 0.0;
   const double f = ffn_hidden_size;
-  const bool swiglu = mlp == MlpKind::kSwiGlu;
-  const double mlp_weights = swiglu ? 3.0 * h * f : 2.0 * h * f;
-  const double biases = linear_bias ? qkv_out + h + (swiglu ? 2.0 * f : f) + h : 0.0;
-  const double norms = norm == NormKind::kLayerNorm ? 4.0 * h : 2.0 * h;  // scale (+ shift)
-  return attention + mlp_weights + biases + norms;
+  const double biases = mlp == MlpKind::kSwiGlu ? 2.0 * f : f;  // up-side biases
+  return mlp_weight_params(*this, f) + (linear_bias ? biases + hidden_size : 0.0);
+}
+
+// Expert MLPs carry no biases in Mixtral or Qwen-MoE (transformers' MixtralBlockSparseTop2MLP
+// and Qwen2MoeMLP are bias-free).
+double TransformerConfig::expert_params() const {
+  return is_moe() ? mlp_weight_params(*this, expert_ffn_hidden_size) : 0.0;
+}
+
+double TransformerConfig::router_params() const {
+  return static_cast<double>(hidden_size) * num_experts;
+}
+
+double TransformerConfig::shared_expert_params() const {
+  const double gate = shared_expert_gate ? static_cast<double>(hidden_size) : 0.0;
+  return mlp_weight_params(*this, shared_expert_ffn_hidden_size) + gate;
+}
+
+double TransformerConfig::layer_expert_params() const { return num_experts * expert_params(); }
+
+double TransformerConfig::layer_params() const {
+  return attention_params() + norm_params() + dense_mlp_params() + router_params() +
+         layer_expert_params() + shared_expert_params();
+}
+
+double TransformerConfig::layer_active_params() const {
+  return attention_params() + norm_params() + dense_mlp_params() + router_params() +
+         experts_per_token * expert_params() + shared_expert_params();
+}
+
+double TransformerConfig::active_params() const {
+  return num_layers * layer_active_params() + embedding_params() + lm_head_params() +
+         final_norm_params();
 }
 
 double TransformerConfig::embedding_params() const {
@@ -104,6 +200,7 @@ TransformerConfig load_transformer_config(const std::string& path) {
     read_gpt2(root, c);
   } else if (root.has("hidden_size")) {
     read_hidden_size_family(root, c);
+    read_moe(root, c);
   } else {
     throw InputError(path, "/hidden_size", "nothing (missing)",
                      "\"hidden_size\" (Llama/Mistral/Qwen2/GPT-NeoX) or \"n_embd\" (GPT-2)");
@@ -115,6 +212,12 @@ TransformerConfig load_transformer_config(const std::string& path) {
   if (c.num_heads % c.num_kv_heads != 0) {
     root.at("num_key_value_heads")
         .fail("a divisor of num_attention_heads " + std::to_string(c.num_heads));
+  }
+  // Attention shapes are derived from hidden_size / num_heads; a wider explicit head_dim
+  // (Qwen3's 128 at hidden 2048 x 32 heads) would change every attention tensor.
+  if (has_non_null(root, "head_dim") && root.integer("head_dim") != c.head_dim()) {
+    root.at("head_dim").fail("hidden_size / num_attention_heads (" + std::to_string(c.head_dim()) +
+                             "); other head widths are not modeled");
   }
   return c;
 }
