@@ -43,7 +43,8 @@ Network::Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& 
 
 std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
 
-void Network::start_flow(const std::vector<int>& route, double bytes, std::uint64_t token) {
+void Network::start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
+                         double extra_delay_s) {
   std::uint32_t index;
   if (!free_slots_.empty()) {
     index = free_slots_.back();
@@ -63,7 +64,7 @@ void Network::start_flow(const std::vector<int>& route, double bytes, std::uint6
   flow.token = token;
   flow.active = true;
   flow.draining = false;
-  flow.delay_s = options_.per_message_overhead_s;
+  flow.delay_s = options_.per_message_overhead_s + extra_delay_s;
   for (int link : route) {
     flow.delay_s += links_[link].latency_s;
     link_bytes_[link] += bytes;

@@ -55,8 +55,10 @@ class Network : public EventHandler {
           NetworkOptions options = {});
 
   // Starts a flow of `bytes` along `route` (link ids) now; `token` comes back in
-  // on_flow_delivered. An empty route (same GPU) delivers after the overhead only.
-  void start_flow(const std::vector<int>& route, double bytes, std::uint64_t token);
+  // on_flow_delivered. An empty route (same GPU) delivers after the overhead only. `extra_delay_s`
+  // is added to its delivery like latency (a pipelined collective's further hop latencies).
+  void start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
+                  double extra_delay_s = 0);
 
   std::size_t active_flows() const { return active_count_; }
   // Bytes that crossed each link so far (for per-link-class accounting).

@@ -15,7 +15,6 @@ namespace {
 enum EventKind : std::uint32_t {
   kOpDone,
   kAbstractDelivered,
-  kReduceDone,
   kOptimizerDone,
   kOffloadDone,
   kReloadDone
@@ -77,6 +76,24 @@ struct WorkerState {
   std::vector<std::uint32_t> channels;  // ids of channels this worker sends on
 };
 
+// [rank][position]: whether the op is the last on its rank to produce a chunk's weight gradients
+// (B, or W when the backward is split): when it runs, that chunk's gradients become final.
+std::vector<std::vector<char>> last_gradient_ops(const Timetable& t) {
+  const OpKind producer = t.split_backward ? OpKind::kWeight : OpKind::kBackward;
+  std::vector<std::vector<char>> last(static_cast<std::size_t>(t.ranks));
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    const auto& ops = t.ops[rank];
+    last[rank].assign(ops.size(), 0);
+    std::vector<char> seen(static_cast<std::size_t>(t.chunks_per_rank), 0);
+    for (std::size_t i = ops.size(); i-- > 0;) {
+      if (ops[i].kind != producer || seen[ops[i].chunk]) continue;
+      seen[ops[i].chunk] = 1;
+      last[rank][i] = 1;
+    }
+  }
+  return last;
+}
+
 class PipelineReplay : public EventHandler, public FlowListener {
  public:
   explicit PipelineReplay(const ReplayInputs& in)
@@ -87,11 +104,17 @@ class PipelineReplay : public EventHandler, public FlowListener {
         microbatches_(t_.microbatches),
         workers_(static_cast<std::size_t>(in.replicas * t_.ranks)),
         flags_(static_cast<std::size_t>(in.replicas) * stages_ * microbatches_, 0),
-        reduce_waiting_(static_cast<std::size_t>(t_.ranks), 0),
-        reduce_start_s_(static_cast<std::size_t>(t_.ranks), 0),
         optimizer_start_s_(workers_.size(), 0) {
     handler_id_ = engine_.add_handler(*this);
     if (in.routes != nullptr) network_ = std::make_unique<Network>(engine_, in.links, *this);
+    if (!in.sync.empty() && in.sync.size() != static_cast<std::size_t>(ranks_))
+      throw SimulationError("gradient synchronisation needs one entry per pipeline rank");
+    sync_ = std::make_unique<GradientSync>(
+        engine_, in.alpha_beta_collectives ? nullptr : network_.get(),
+        in.sync.empty() ? no_sync_ : in.sync, in.replicas, in.observer,
+        [this](int rank) { return step_optimizer(rank); },
+        [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
+    if (!in.sync.empty()) last_gradient_op_ = last_gradient_ops(t_);
     stage_location_ = stage_locations(t_);
     // Neighbours along each path, [path][stage] -> stage or -1, so the hot path never searches.
     const std::size_t paths = t_.paths.empty() ? 1 : t_.paths.size();
@@ -129,6 +152,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
     check_finished();
     stats_.events = engine_.events_processed();
     if (network_) stats_.link_bytes = network_->link_bytes();
+    stats_.sync_busy_s = sync_->stats().busy_s;
+    stats_.sync_exposed_s = sync_->stats().exposed_s;
+    stats_.flows += sync_->stats().flows;
     return std::move(stats_);
   }
 
@@ -136,7 +162,6 @@ class PipelineReplay : public EventHandler, public FlowListener {
     switch (event.kind) {
       case kOpDone: finish_op(static_cast<int>(event.payload)); break;
       case kAbstractDelivered: deliver(static_cast<std::uint32_t>(event.payload)); break;
-      case kReduceDone: finish_reduce(static_cast<int>(event.payload)); break;
       case kOptimizerDone: finish_optimizer(static_cast<int>(event.payload)); break;
       case kOffloadDone: finish_copy(static_cast<int>(event.payload), true); break;
       case kReloadDone: finish_copy(static_cast<int>(event.payload), false); break;
@@ -145,6 +170,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
   }
 
   void on_flow_delivered(std::uint64_t token) override {
+    if (token & GradientSync::kTokenBit) {
+      sync_->on_flow_delivered(token);
+      return;
+    }
     Transfer& transfer = transfers_[token];
     if (--transfer.flows_pending == 0) deliver(static_cast<std::uint32_t>(token));
   }
@@ -248,8 +277,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
         state.reload.queue.push_back(activation);
       start_copies(worker);
     }
-    engine_.schedule(op_seconds(cost, op.kind), handler_id_, kOpDone,
-                     static_cast<std::uint64_t>(worker));
+    const double seconds = op_seconds(cost, op.kind);
+    if (!last_gradient_op_.empty() && last_gradient_op_[rank][state.next_op])
+      sync_->last_gradient_op_started(rank, op.chunk, seconds);
+    engine_.schedule(seconds, handler_id_, kOpDone, static_cast<std::uint64_t>(worker));
   }
 
   void change_activations(int worker, double delta) {
@@ -317,7 +348,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
              in_.costs[worker][held.chunk]);
       }
     }
-    if (state.next_op == t_.ops[rank].size()) start_reduce(worker);
+    if (state.next_op == t_.ops[rank].size()) sync_->worker_finished(rank, now);
     try_start(worker);
   }
 
@@ -439,26 +470,17 @@ class PipelineReplay : public EventHandler, public FlowListener {
         kind == TransferKind::kActivation ? kActivationArrived : kGradientArrived;
   }
 
-  // The replicas of one pipeline rank reduce their gradients together once all are done.
-  void start_reduce(int worker) {
-    const int rank = rank_of(worker);
-    if (++reduce_waiting_[rank] < in_.replicas) return;
-    const double seconds = in_.gradient_reduce_s.empty() ? 0.0 : in_.gradient_reduce_s[rank];
-    reduce_start_s_[rank] = engine_.now();
-    engine_.schedule(seconds, handler_id_, kReduceDone, static_cast<std::uint64_t>(rank));
-  }
-
-  void finish_reduce(int rank) {
-    const double bytes = in_.gradient_reduce_bytes.empty() ? 0.0 : in_.gradient_reduce_bytes[rank];
+  // Every replica of `rank` steps its optimizer now; returns when the slowest is done.
+  double step_optimizer(int rank) {
+    double end = engine_.now();
     for (int replica = 0; replica < in_.replicas; ++replica) {
       const int worker = worker_of(replica, rank);
-      if (in_.observer && engine_.now() > reduce_start_s_[rank])
-        in_.observer->on_phase(PhaseRecord{worker, PhaseKind::kGradientReduce, reduce_start_s_[rank],
-                                           engine_.now(), bytes});
       optimizer_start_s_[worker] = engine_.now();
-      engine_.schedule(optimizer_seconds(worker), handler_id_, kOptimizerDone,
-                       static_cast<std::uint64_t>(worker));
+      const double seconds = optimizer_seconds(worker);
+      end = std::max(end, engine_.now() + seconds);
+      engine_.schedule(seconds, handler_id_, kOptimizerDone, static_cast<std::uint64_t>(worker));
     }
+    return end;
   }
 
   void finish_optimizer(int worker) {
@@ -531,8 +553,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
       if (state.offload.busy || state.reload.busy || !state.offload.queue.empty() ||
           !state.reload.queue.empty())
         throw SimulationError("invariant broken: activations left in host memory at the end of the iteration");
-    if (optimizers_done_ != workers_.size())
-      throw SimulationError("invariant broken: not every worker stepped its optimizer");
+    if (optimizers_done_ != workers_.size() || !sync_->finished())
+      throw SimulationError("invariant broken: not every rank reduced its gradients and stepped its optimizer");
     if (engine_.events_pending() != 0)
       throw SimulationError("invariant broken: events left in the queue");
   }
@@ -555,9 +577,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<Channel> channels_;
   std::vector<Transfer> transfers_;
   std::size_t delivered_ = 0;
-  std::vector<int> reduce_waiting_;
-  std::vector<double> reduce_start_s_;
   std::vector<double> optimizer_start_s_;
+  const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));
+  std::unique_ptr<GradientSync> sync_;
+  std::vector<std::vector<char>> last_gradient_op_;  // [rank][position]: a chunk's last B/W
   std::size_t optimizers_done_ = 0;
   ReplayStats stats_;
 };

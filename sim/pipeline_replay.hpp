@@ -3,8 +3,9 @@
 // each a tensor-parallel group in lockstep): compute ops run in timetable order on each worker's
 // compute stream once their inputs are there; outputs crossing ranks become transfers on the
 // worker's send channels (one FIFO stream per destination and direction), carried by the Network
-// as one flow per tensor-parallel GPU pair, or taking a fixed time in abstract mode; at the end of
-// its ops each rank's replicas reduce gradients and step the optimizer. Metrics are collected
+// as one flow per tensor-parallel GPU pair, or taking a fixed time in abstract mode; each rank's
+// replicas reduce their gradients in buckets (sim/gradient_sync.hpp), during the backward or after
+// it, and step the optimizer. Metrics are collected
 // while replaying. A replay that cannot finish throws SimulationError naming what waits for what;
 // broken end-of-run invariants throw too.
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "models/chunk_cost.hpp"
 #include "schedules/timetable.hpp"
 #include "sim/engine.hpp"
+#include "sim/gradient_sync.hpp"
 #include "sim/network.hpp"
 #include "sim/replay_observer.hpp"
 
@@ -37,10 +39,11 @@ struct ReplayInputs {
   // [worker][chunk], worker = replica * ranks + rank. Times per op as ChunkCost defines them;
   // activation bytes per GPU; output_bytes is what each flow of a transfer carries.
   std::vector<std::vector<ChunkCost>> costs;
-  // Seconds of the gradient reduction of each pipeline rank (same for all its replicas: they
-  // reduce together) and bytes each GPU sends in it.
-  std::vector<double> gradient_reduce_s;
-  std::vector<double> gradient_reduce_bytes;
+  // Data-parallel synchronisation of each pipeline rank; empty: none (each worker only steps its
+  // optimizer). Its collectives run as flows in network mode, on the alpha-beta path otherwise
+  // or when alpha_beta_collectives is set.
+  std::vector<RankSync> sync;
+  bool alpha_beta_collectives = false;
   // Static bytes (weights, gradients, optimizer state) on one GPU of each worker; reported to
   // the observer with the activations, not simulated.
   std::vector<double> static_bytes;
@@ -64,6 +67,8 @@ struct ReplayStats {
   std::vector<double> last_op_end_s;           // [worker]
   std::vector<double> peak_activation_bytes;   // [worker] per GPU
   std::vector<double> link_bytes;              // [link] bytes carried (network mode)
+  std::vector<double> sync_busy_s;             // [rank] time its data-parallel collectives ran
+  std::vector<double> sync_exposed_s;          // [rank] last op end to optimizer start
   double offloaded_bytes = 0;                  // per GPU, summed over workers
   std::uint64_t transfers = 0;
   std::uint64_t flows = 0;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "schedules/timetable.hpp"
+#include "sim/collectives/collective.hpp"
 
 namespace hetsim {
 
@@ -36,14 +37,16 @@ struct TransferRecord {
   double bytes_per_gpu = 0;
 };
 
-// The end-of-iteration phases of a worker: gradient reduction and the optimizer step.
-enum class PhaseKind : std::uint8_t { kGradientReduce, kOptimizer };
+// The data-parallel phases of a worker: its gradient buckets' reductions, the optimizer step and,
+// with the distributed optimizer, the all-gathers of the updated parameters.
+enum class PhaseKind : std::uint8_t { kGradientReduce, kOptimizer, kParameterGather };
 struct PhaseRecord {
   int worker = 0;
   PhaseKind kind = PhaseKind::kGradientReduce;
   double start_s = 0;
   double end_s = 0;
-  double bytes_per_gpu = 0;
+  double bytes_per_gpu = 0;                      // nccl-tests size of the collective
+  CollectiveOp op = CollectiveOp::kAllReduce;    // collectives only
 };
 
 // An activation copied to host memory after its F (offload) or back before its B (reload), on

@@ -17,16 +17,13 @@
 #include "schedules/validator.hpp"
 #include "schedules/zb_auto.hpp"
 #include "sim/cluster_links.hpp"
+#include "sim/data_parallel_sync.hpp"
 #include "sim/pipeline_replay.hpp"
 #include "sim/ring_collective.hpp"
 
 namespace hetsim {
 
 namespace {
-
-// Megatron-LM accumulates and reduces gradients in fp32 (main_grad) unless told otherwise.
-constexpr double kGradientBytesPerParam = 4;
-constexpr double kParamBytesBf16 = 2;
 
 // Layers of each model slice. A slice is a position along a microbatch's path: pp * vpp of them
 // for looped and V-shaped placements, pp for DualPipe, whose ranks hold two mirrored slices.
@@ -328,6 +325,11 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     throw PlanError(fmt::format("--sync-every {} must be >= 1 (1: every step)", options.sync_every));
   result.wan_compression = options.wan_compression;
   result.sync_every = options.sync_every;
+  result.overlap_grad_reduce = options.overlap_grad_reduce;
+  result.alpha_beta_collectives = options.alpha_beta_collectives;
+  if (options.ddp_bucket_params < 0)
+    throw PlanError(fmt::format("--ddp-bucket-size {} must be >= 0 parameters (0: Megatron's default)",
+                                options.ddp_bucket_params));
   const Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, options);
   result.schedule = timetable.kind;
   result.offload_fraction = options.offload_fraction;
@@ -405,48 +407,13 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     }
   }
 
-  // Gradient reduction of each pipeline rank: its tp rings over the replicas run together.
-  inputs.gradient_reduce_s.assign(static_cast<std::size_t>(plan.pp), 0);
-  inputs.gradient_reduce_bytes.assign(static_cast<std::size_t>(plan.pp), 0);
-  double wan_gradient_bytes = 0;
-  double wan_gradient_usd = 0;
-  for (int rank = 0; rank < plan.pp; ++rank) {
-    if (plan.dp < 2) break;
-    std::vector<std::vector<GpuId>> rings;
-    for (int t = 0; t < plan.tp; ++t) {
-      std::vector<GpuId> ring;
-      for (int d = 0; d < plan.dp; ++d) ring.push_back(placement.gpu(d, rank, t));
-      rings.push_back(std::move(ring));
-    }
-    const RingBottleneck bottleneck = ring_bottleneck(cluster, rings, options.wan_compression);
-    // Worker `rank` is replica 0 of that pipeline rank; its replicas hold the same layers.
-    const double grad_bytes = params_on_gpu[rank] * kGradientBytesPerParam;
-    double seconds;
-    double hop_bytes;
-    if (plan.distributed_optimizer) {
-      // Reduce-scatter the fp32 gradients, all-gather the updated bf16 parameters.
-      const double param_bytes = params_on_gpu[rank] * kParamBytesBf16;
-      seconds = ring_reduce_scatter_s(bottleneck, grad_bytes) + ring_reduce_scatter_s(bottleneck, param_bytes);
-      hop_bytes = (grad_bytes + param_bytes) / 2 * ring_all_reduce_hop_bytes(plan.dp, 1.0);
-    } else {
-      seconds = ring_all_reduce_s(bottleneck, grad_bytes);
-      hop_bytes = ring_all_reduce_hop_bytes(plan.dp, grad_bytes);
-    }
-    // With local steps the reduction happens once every sync_every iterations.
-    seconds /= options.sync_every;
-    hop_bytes /= options.sync_every;
-    inputs.gradient_reduce_s[rank] = seconds;
-    inputs.gradient_reduce_bytes[rank] = hop_bytes;
-    for (const auto& ring : rings)
-      for (std::size_t i = 0; i < ring.size(); ++i)
-        for (LinkId link : cluster.route(ring[i], ring[(i + 1) % ring.size()])) {
-          const Link& l = cluster.links()[link];
-          if (l.link_class != LinkClass::kWan) continue;
-          wan_gradient_bytes += hop_bytes / options.wan_compression;
-          wan_gradient_usd += hop_bytes / options.wan_compression * l.egress_usd_per_byte;
-        }
-  }
-  result.gradient_reduce_s_per_rank = inputs.gradient_reduce_s;
+  PlacementRoutes routes(cluster, placement, options.wan_compression);
+  DataParallelSync sync =
+      data_parallel_sync(cluster, plan, placement, inputs.costs,
+                         DataParallelOptions{options.overlap_grad_reduce, options.ddp_bucket_params,
+                                             options.wan_compression});
+  inputs.sync = std::move(sync.ranks);
+  inputs.alpha_beta_collectives = options.alpha_beta_collectives;
 
   for (int w = 0; w < placement.workers(); ++w) {
     // PipeDream's weight stashing keeps extra versions of the weights (not of their gradients or
@@ -457,7 +424,6 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     inputs.static_bytes.push_back(memory.total() + (versions - 1) * memory.weights_bytes);
   }
 
-  PlacementRoutes routes(cluster, placement, options.wan_compression);
   inputs.routes = &routes;
   inputs.links = network_links(cluster);  // with WAN bandwidth traces where the cluster has them
   inputs.observer = observer;
@@ -467,8 +433,27 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
         catalog.at(cluster.gpu(placement.worker_gpus(w).front()).gpu_type).pcie_bytes_per_s);
 
   const ReplayStats stats = replay_iteration(inputs);
-
+  // On the alpha-beta path the synchronisation moves no flows: its bytes are counted here.
+  std::vector<double> link_bytes = stats.link_bytes;
+  if (options.alpha_beta_collectives)
+    for (std::size_t l = 0; l < link_bytes.size(); ++l) link_bytes[l] += sync.link_bytes[l];
+  // DiLoCo-style local steps: one iteration in sync_every synchronises, the others only step
+  // their optimizer; time and traffic are the average over those iterations.
+  const double h = options.sync_every;
   result.iteration_time_s = stats.iteration_s;
+  if (options.sync_every > 1) {
+    ReplayInputs local = inputs;
+    local.sync.clear();
+    local.observer = nullptr;
+    const ReplayStats local_stats = replay_iteration(local);
+    result.iteration_time_s = (stats.iteration_s + (h - 1) * local_stats.iteration_s) / h;
+    for (std::size_t l = 0; l < link_bytes.size(); ++l)
+      link_bytes[l] = (link_bytes[l] + (h - 1) * local_stats.link_bytes[l]) / h;
+  }
+  for (std::size_t r = 0; r < stats.sync_busy_s.size(); ++r) {
+    result.gradient_reduce_s_per_rank.push_back(stats.sync_busy_s[r] / h);
+    result.gradient_reduce_exposed_s_per_rank.push_back(stats.sync_exposed_s[r] / h);
+  }
   result.pipeline_time_s = stats.pipeline_end_s;
   result.events = stats.events;
   result.offloaded_bytes = stats.offloaded_bytes;
@@ -501,7 +486,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
       // A busy GPU is charged its board power limit, an idle one its idle power: an upper
       // bound on energy, since kernels rarely hold the GPU at its power limit.
       const double busy = stats.busy_s[w] + optimizer_s;
-      const double reduce = inputs.gradient_reduce_s[rank];
+      // Gradient reduction hidden behind the backward is already busy time.
+      const double reduce = result.gradient_reduce_exposed_s_per_rank[rank];
       const double idle = std::max(0.0, result.iteration_time_s - busy - reduce);
       joules += (busy + reduce) * spec.max_power_w + idle * spec.idle_power_w;
     }
@@ -514,9 +500,9 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   result.mfu = result.model_flops / (result.iteration_time_s * peak_flops);
   result.energy_kwh = joules / 3.6e6;
 
-  for (std::size_t l = 0; l < stats.link_bytes.size(); ++l) {
+  for (std::size_t l = 0; l < link_bytes.size(); ++l) {
     const Link& link = cluster.links()[l];
-    const double bytes = stats.link_bytes[l];
+    const double bytes = link_bytes[l];
     switch (link.link_class) {
       case LinkClass::kIntraNode: result.bytes_intra_node += bytes; break;
       case LinkClass::kNic: result.bytes_nic += bytes; break;
@@ -524,11 +510,10 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
       case LinkClass::kWan:
         result.bytes_wan += bytes;
         result.egress_usd += bytes * link.egress_usd_per_byte;
+        if (bytes > 0) result.wan_links.push_back(WanLinkTraffic{link.name, bytes, bytes * link.egress_usd_per_byte});
         break;
     }
   }
-  result.bytes_wan += wan_gradient_bytes;
-  result.egress_usd += wan_gradient_usd;
   result.cost_usd = result.gpu_usd + result.egress_usd;
   result.cost_usd_per_million_tokens = result.cost_usd / result.tokens_per_iteration * 1e6;
   return result;

@@ -30,6 +30,13 @@ struct RunOptions {
   // those steps, carrying 1/H of a gradient reduction.
   double wan_compression = 1;
   int sync_every = 1;
+  // Data-parallel gradient reduction (sim/data_parallel_sync.hpp): --overlap-grad-reduce launches
+  // each bucket during the last microbatch's backward; --ddp-bucket-size in parameters (0:
+  // Megatron's default); alpha_beta_collectives costs the collectives by closed forms instead of
+  // simulating their flows (--collectives alpha-beta).
+  bool overlap_grad_reduce = false;
+  double ddp_bucket_params = 0;
+  bool alpha_beta_collectives = false;
   // A calibration profile for every GPU whose node group names none (--profile); empty: none.
   std::string profile_path;
   // zb-auto's activation limit per rank, in microbatches of one stage (0: 2p - 1, ZB-H2's).
@@ -61,12 +68,21 @@ struct GpuMemory {
   double peak_bytes() const { return static_bytes + activation_bytes; }
 };
 
+// Traffic over one wide-area link (one direction) per iteration.
+struct WanLinkTraffic {
+  std::string link;  // "site-a->site-b"
+  double bytes = 0;
+  double egress_usd = 0;
+};
+
 struct RunResult {
   ParallelPlan plan;                     // with dp filled in
   std::string schedule;
   double offload_fraction = 0;
   double wan_compression = 1;
   int sync_every = 1;
+  bool overlap_grad_reduce = false;
+  bool alpha_beta_collectives = false;
   std::vector<int> layers_per_stage;     // per model slice (virtual stage along a path)
   double iteration_time_s = 0;
   double pipeline_time_s = 0;            // flush of the last pipeline op
@@ -78,7 +94,10 @@ struct RunResult {
   // definition), averaged over data-parallel replicas; bubble_fraction averages all ranks.
   double bubble_fraction = 0;
   std::vector<double> bubble_fraction_per_rank;
+  // Per pipeline rank: how long its data-parallel collectives ran, and the part of it the
+  // backward did not hide (from the rank's last op to its optimizer step).
   std::vector<double> gradient_reduce_s_per_rank;
+  std::vector<double> gradient_reduce_exposed_s_per_rank;
   std::vector<GpuMemory> memory;         // per GPU
   double peak_memory_bytes = 0;          // max over GPUs
   std::vector<GpuMemory> oom;            // GPUs whose peak exceeds their HBM
@@ -90,6 +109,7 @@ struct RunResult {
   double bytes_intra_node = 0;           // point-to-point bytes by link class, per iteration
   double bytes_nic = 0;
   double bytes_wan = 0;
+  std::vector<WanLinkTraffic> wan_links;  // the WAN links that carried bytes, in link order
   // Where op costs came from (measured profile or roofline), counted over the distinct chunks
   // costed, and the profiles used.
   CostSources cost_sources;

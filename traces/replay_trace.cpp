@@ -39,7 +39,7 @@ ReplayTrace::ReplayTrace(const std::string& path, const Cluster& cluster, const 
       writer_.name_thread(pid(g), compute_tid(g),
                           fmt::format("gpu {} compute (pp rank {}, dp {})", g, rank, replica),
                           compute_tid(g));
-      writer_.name_thread(pid(g), reduce_tid(g), fmt::format("gpu {} dp gradient reduce", g),
+      writer_.name_thread(pid(g), reduce_tid(g), fmt::format("gpu {} data-parallel collectives", g),
                           reduce_tid(g));
     }
   }
@@ -118,12 +118,19 @@ void ReplayTrace::on_transfer(const TransferRecord& r) {
 }
 
 void ReplayTrace::on_phase(const PhaseRecord& r) {
-  const bool reduce = r.kind == PhaseKind::kGradientReduce;
+  const bool collective = r.kind != PhaseKind::kOptimizer;
+  name_.clear();
+  if (r.kind == PhaseKind::kOptimizer)
+    fmt::format_to(std::back_inserter(name_), "optimizer step");
+  else
+    fmt::format_to(std::back_inserter(name_), "{} {}",
+                   r.kind == PhaseKind::kGradientReduce ? "gradient" : "parameter", to_string(r.op));
+  const std::string_view name(name_.data(), name_.size());
   const std::array<TraceArg, 1> args{{{"bytes", r.bytes_per_gpu}}};
   for (GpuId g : gpus_of_worker_[r.worker])
-    writer_.slice(pid(g), reduce ? reduce_tid(g) : compute_tid(g),
-                  reduce ? "gradient all-reduce" : "optimizer step", reduce ? "collective" : "compute",
-                  r.start_s, r.end_s - r.start_s, std::span<const TraceArg>(args).first(reduce ? 1 : 0));
+    writer_.slice(pid(g), collective ? reduce_tid(g) : compute_tid(g), name,
+                  collective ? "collective" : "compute", r.start_s, r.end_s - r.start_s,
+                  std::span<const TraceArg>(args).first(collective ? 1 : 0));
 }
 
 void ReplayTrace::on_memory(int worker, double time_s, double static_bytes, double activation_bytes) {

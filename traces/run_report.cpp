@@ -29,6 +29,9 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
   for (const GpuMemory& m : r.memory) per_gpu.push_back(memory_json(m));
   nlohmann::json oom = nlohmann::json::array();
   for (const GpuMemory& m : r.oom) oom.push_back(memory_json(m));
+  nlohmann::json wan_links = nlohmann::json::array();
+  for (const WanLinkTraffic& w : r.wan_links)
+    wan_links.push_back({{"link", w.link}, {"bytes", w.bytes}, {"egress_usd", w.egress_usd}});
   const ParallelPlan& p = r.plan;
   return {
       {"cluster", c.cluster_file},
@@ -42,10 +45,14 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"offload_fraction", r.offload_fraction},
         {"wan_compression", r.wan_compression},
         {"sync_every", r.sync_every},
+        {"distributed_optimizer", p.distributed_optimizer},
+        {"overlap_grad_reduce", r.overlap_grad_reduce},
+        {"collectives", r.alpha_beta_collectives ? "alpha-beta" : "flow"},
         {"layers_per_stage", r.layers_per_stage}}},
       {"iteration_time_s", r.iteration_time_s},
       {"pipeline_time_s", r.pipeline_time_s},
       {"gradient_reduce_s_per_rank", r.gradient_reduce_s_per_rank},
+      {"gradient_reduce_exposed_s_per_rank", r.gradient_reduce_exposed_s_per_rank},
       {"tokens_per_s", r.tokens_per_s},
       {"model_flops_per_iteration", r.model_flops},
       {"mfu", r.mfu},
@@ -68,6 +75,7 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
       {"offloaded_gib_per_iteration", gib(r.offloaded_bytes)},
       {"link_bytes_per_iteration",
        {{"intra_node", r.bytes_intra_node}, {"nic", r.bytes_nic}, {"wan", r.bytes_wan}}},
+      {"wan_links", wan_links},
       {"events", r.events},
       {"transfers", r.transfers},
       {"wall_s", c.wall_s},
@@ -86,6 +94,12 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
                            p.seq_length, p.microbatches()));
   line("schedule / recompute", fmt::format("{} / {}", r.schedule, to_string(p.recompute)));
   line("iteration time", fmt::format("{:.4f} s (pipeline {:.4f} s)", r.iteration_time_s, r.pipeline_time_s));
+  std::string reduce;
+  for (std::size_t i = 0; i < r.gradient_reduce_s_per_rank.size(); ++i)
+    reduce += fmt::format("{:.4f}/{:.4f} ", r.gradient_reduce_s_per_rank[i], r.gradient_reduce_exposed_s_per_rank[i]);
+  line("dp reduction, s (ran/exposed)", fmt::format("{}({}, {})", reduce,
+                                                    r.overlap_grad_reduce ? "overlapped buckets" : "after the backward",
+                                                    r.alpha_beta_collectives ? "alpha-beta" : "flows"));
   line("throughput", fmt::format("{:.0f} tokens/s", r.tokens_per_s));
   line("MFU", fmt::format("{:.1f} %", 100 * r.mfu));
   line("bubble fraction", fmt::format("{:.1f} % (idle share of the pipeline time)", 100 * r.bubble_fraction));
@@ -107,6 +121,8 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("bytes on links", fmt::format("intra-node {:.3g} GB, NIC {:.3g} GB, WAN {:.3g} GB",
                                      r.bytes_intra_node / units::kGB, r.bytes_nic / units::kGB,
                                      r.bytes_wan / units::kGB));
+  for (const WanLinkTraffic& w : r.wan_links)
+    line("  WAN " + w.link, fmt::format("{:.3g} GB, ${:.4f}", w.bytes / units::kGB, w.egress_usd));
   const auto sources = [](const SourceCounts& s) { return fmt::format("{}/{}", s.profile, s.total()); };
   line("op costs from profile", r.profiles.empty()
                                     ? std::string("none (roofline model)")

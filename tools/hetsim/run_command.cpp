@@ -30,6 +30,7 @@ struct RunArgs {
   std::string timetable;
   std::string trace;
   std::string recompute = "none";
+  std::string collectives = "flow";
   int layers_per_virtual_stage = 0;
   bool json = false;
   bool verbose = false;
@@ -59,6 +60,7 @@ void run(RunArgs& args) {
             model.hidden_size, model.total_params() / 1e9);
   RunOptions& options = args.options;
   options.plan.recompute = parse_recompute(args.recompute);
+  options.alpha_beta_collectives = args.collectives == "alpha-beta";
   if (args.layers_per_virtual_stage > 0) {
     // Megatron-LM sizes interleaving by layers per virtual stage: vpp = layers / (pp * that).
     const int per_rank = model.num_layers / options.plan.pp;
@@ -152,6 +154,16 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--sync-every", args->options.sync_every,
                   "DiLoCo-style local steps: data-parallel replicas synchronise every H steps")
+      ->capture_default_str();
+  cmd->add_flag("--overlap-grad-reduce", args->options.overlap_grad_reduce,
+                "reduce gradients in buckets during the last microbatch's backward (Megatron DDP)");
+  cmd->add_option("--ddp-bucket-size", args->options.ddp_bucket_params,
+                  "parameters per gradient bucket (0: Megatron's max(40M, 1M x dp))")
+      ->capture_default_str();
+  cmd->add_option("--collectives", args->collectives,
+                  "data-parallel collectives: flow (simulated as flows on the network) or alpha-beta "
+                  "(closed forms, no events)")
+      ->check(CLI::IsMember({"flow", "alpha-beta"}))
       ->capture_default_str();
   cmd->add_option("--profile", args->options.profile_path,
                   "calibration profile (hetsim calibrate) costing every GPU whose node group names none");

@@ -1,0 +1,96 @@
+#include "sim/data_parallel_sync.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/ring_collective.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// Megatron-LM accumulates and reduces gradients in fp32 (main_grad) for bf16 training; the
+// distributed optimizer gathers bf16 parameters back.
+constexpr double kGradientBytesPerParam = 4;
+constexpr double kParamBytesBf16 = 2;
+
+RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, double wan_compression) {
+  RingHops hops;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    const GpuId from = ring[i];
+    const GpuId to = ring[(i + 1) % ring.size()];
+    RingHop hop{&cluster.route(from, to), 1, cluster.route_latency_s(from, to)};
+    for (LinkId link : *hop.route)
+      if (cluster.links()[link].link_class == LinkClass::kWan) hop.wire_share = 1 / wan_compression;
+    hops.push_back(hop);
+  }
+  return hops;
+}
+
+// Bytes one hop carries in a ring collective of `bytes` over n GPUs (nccl-tests sizes).
+double hop_bytes(CollectiveOp op, int n, double bytes) {
+  const double share = static_cast<double>(n - 1) / n * bytes;
+  return op == CollectiveOp::kAllReduce ? 2 * share : share;
+}
+
+}  // namespace
+
+double default_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
+
+DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& plan,
+                                    const Placement& placement,
+                                    const std::vector<std::vector<ChunkCost>>& costs,
+                                    const DataParallelOptions& options) {
+  DataParallelSync sync;
+  sync.ranks.resize(static_cast<std::size_t>(plan.pp));
+  sync.link_bytes.assign(cluster.links().size(), 0);
+  if (plan.dp < 2) return sync;
+  const double bucket_params =
+      options.bucket_params > 0 ? options.bucket_params : default_bucket_params(plan.dp);
+  const bool sharded = plan.distributed_optimizer;
+  for (int rank = 0; rank < plan.pp; ++rank) {
+    RankSync& rank_sync = sync.ranks[rank];
+    rank_sync.overlap = options.overlap_grad_reduce;
+    std::vector<std::vector<GpuId>> rings;
+    for (int t = 0; t < plan.tp; ++t) {
+      std::vector<GpuId> ring;
+      for (int d = 0; d < plan.dp; ++d) ring.push_back(placement.gpu(d, rank, t));
+      rings.push_back(std::move(ring));
+    }
+    std::vector<RingHops> group;
+    for (const auto& ring : rings) group.push_back(ring_hops(cluster, ring, options.wan_compression));
+    rank_sync.groups.push_back(std::move(group));
+    const RingBottleneck bottleneck = ring_bottleneck(cluster, rings, options.wan_compression);
+
+    const auto add = [&](std::vector<BucketCollective>& list, CollectiveOp op, double bytes,
+                         int chunk, double ready_fraction) {
+      const double seconds = op == CollectiveOp::kAllReduce ? ring_all_reduce_s(bottleneck, bytes)
+                                                            : ring_reduce_scatter_s(bottleneck, bytes);
+      list.push_back(BucketCollective{op, bytes, chunk, ready_fraction, 0, seconds});
+      for (const RingHops& ring : rank_sync.groups[0])
+        for (const RingHop& hop : ring)
+          for (LinkId link : *hop.route)
+            sync.link_bytes[link] += hop_bytes(op, plan.dp, bytes) * hop.wire_share;
+    };
+    // Every replica of a rank holds the same layers: replica 0's (worker `rank`) stand for all.
+    const auto& chunks = costs[rank];
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      const double params = chunks[c].params;
+      if (params <= 0) continue;
+      const bool bucketed = options.overlap_grad_reduce && c == 0;
+      const int buckets = bucketed ? static_cast<int>(std::ceil(params / bucket_params)) : 1;
+      for (int b = 0; b < buckets; ++b) {
+        const double in_bucket = bucketed ? std::min(bucket_params, params - b * bucket_params) : params;
+        const double ready = bucketed ? std::min(1.0, (b + 1) * bucket_params / params) : 1.0;
+        const int chunk = static_cast<int>(c);
+        add(rank_sync.gradients, sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+            in_bucket * kGradientBytesPerParam, chunk, ready);
+        if (sharded)
+          add(rank_sync.parameters, CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1);
+      }
+    }
+  }
+  return sync;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,49 @@
+#pragma once
+// The data-parallel synchronisation of a plan, as Megatron-core sets it up: for each pipeline
+// rank, the rings its replicas reduce over (one per tensor-parallel index, GPUs of the same
+// tensor-parallel index in replica order, on the cluster's routes) and the buckets of each model
+// chunk's gradients, ready for the replay (sim/gradient_sync.hpp).
+//
+// Buckets follow megatron/core/distributed: a chunk's fp32 gradients (bf16 training reduces in
+// fp32: Megatron-LM's validate_args turns on accumulate_allreduce_grads_in_fp32 for bf16) are cut
+// into buckets of `bucket_size` parameters, by default max(40,000,000, 1,000,000 x dp) (the
+// DistributedDataParallel default, so each ring chunk stays large enough to be bandwidth-bound),
+// filled in backward order, so bucket i is complete after (i+1) * bucket_size / P of the chunk's
+// last backward; model chunks after the first on a rank keep one bucket (Megatron disables
+// bucketing for model_chunk_idx > 0), as does every chunk without --overlap-grad-reduce. With the
+// distributed optimizer (ZeRO-1) each bucket is reduce-scattered and its updated bf16 parameters
+// all-gathered after the optimizer step; otherwise it is all-reduced.
+#include <vector>
+
+#include "models/chunk_cost.hpp"
+#include "models/parallel_plan.hpp"
+#include "sim/gradient_sync.hpp"
+#include "sim/placement.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim {
+
+struct DataParallelOptions {
+  bool overlap_grad_reduce = false;  // --overlap-grad-reduce
+  double bucket_params = 0;          // --ddp-bucket-size; 0: Megatron's default
+  double wan_compression = 1;        // bytes crossing a WAN link are divided by it
+};
+
+struct DataParallelSync {
+  std::vector<RankSync> ranks;     // [pipeline rank]
+  // Bytes each link carries in one iteration's synchronisation, by LinkId: what the flow
+  // simulation would count, for the alpha-beta path, which moves no flows.
+  std::vector<double> link_bytes;
+};
+
+// Megatron's default bucket size in parameters for `dp` data-parallel replicas.
+double default_bucket_params(int dp);
+
+// `costs` is [worker][chunk] as the replay takes it (worker = replica * pp + rank). Ranks with
+// dp == 1 get no collectives.
+DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& plan,
+                                    const Placement& placement,
+                                    const std::vector<std::vector<ChunkCost>>& costs,
+                                    const DataParallelOptions& options);
+
+}  // namespace hetsim

@@ -1,0 +1,191 @@
+#include "sim/gradient_sync.hpp"
+
+#include <algorithm>
+
+#include "base/error.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// A ring collective's steady state on each hop: the bytes every hop carries and the number of
+// ring steps whose latency a chunk meets on its way around.
+struct RingLoad {
+  double hop_bytes = 0;
+  int steps = 0;
+};
+
+RingLoad ring_load(CollectiveOp op, int n, double bytes) {
+  const double share = static_cast<double>(n - 1) / n * bytes;
+  if (op == CollectiveOp::kAllReduce) return {2 * share, 2 * (n - 1)};
+  if (op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather) return {share, n - 1};
+  throw SimulationError("gradient synchronisation runs all-reduce, reduce-scatter or all-gather only");
+}
+
+std::uint64_t pack(int rank, int index) {
+  return (static_cast<std::uint64_t>(rank) << 32) | static_cast<std::uint32_t>(index);
+}
+
+}  // namespace
+
+GradientSync::GradientSync(Engine& engine, Network* network, const std::vector<RankSync>& ranks,
+                           int replicas, ReplayObserver* observer,
+                           std::function<double(int)> step_optimizer,
+                           std::function<void(int)> rank_done)
+    : engine_(engine),
+      handler_id_(engine.add_handler(*this)),
+      network_(network),
+      ranks_(ranks),
+      replicas_(replicas),
+      observer_(observer),
+      step_optimizer_(std::move(step_optimizer)),
+      rank_done_(std::move(rank_done)),
+      state_(ranks.size()),
+      buckets_of_chunk_(ranks.size()) {
+  stats_.busy_s.assign(ranks.size(), 0);
+  stats_.exposed_s.assign(ranks.size(), 0);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    state_[r].replicas_ready.assign(ranks[r].gradients.size(), 0);
+    for (std::size_t b = 0; b < ranks[r].gradients.size(); ++b) {
+      const BucketCollective& bucket = ranks[r].gradients[b];
+      if (bucket.group < 0 || static_cast<std::size_t>(bucket.group) >= ranks[r].groups.size())
+        throw SimulationError("gradient bucket refers to a data-parallel group that does not exist");
+      auto& chunks = buckets_of_chunk_[r];
+      if (chunks.size() <= static_cast<std::size_t>(bucket.chunk)) chunks.resize(bucket.chunk + 1);
+      chunks[bucket.chunk].push_back(static_cast<int>(b));
+    }
+  }
+}
+
+void GradientSync::last_gradient_op_started(int rank, int chunk, double seconds) {
+  if (!ranks_[rank].overlap) return;
+  const auto& chunks = buckets_of_chunk_[rank];
+  if (static_cast<std::size_t>(chunk) >= chunks.size()) return;
+  for (int bucket : chunks[chunk])
+    engine_.schedule(seconds * ranks_[rank].gradients[bucket].ready_fraction, handler_id_,
+                     kBucketReady, pack(rank, bucket));
+}
+
+void GradientSync::worker_finished(int rank, double now) {
+  RankState& state = state_[rank];
+  state.last_op_end_s = std::max(state.last_op_end_s, now);
+  if (++state.replicas_finished < replicas_) return;
+  // Without overlap, every bucket launches now, in order; with it, they are already on their way.
+  if (!ranks_[rank].overlap) {
+    for (std::size_t b = 0; b < ranks_[rank].gradients.size(); ++b) state.queue.push_back(static_cast<int>(b));
+    launch_next(rank);
+  }
+  maybe_step(rank);
+}
+
+void GradientSync::handle(const Event& event) {
+  const int rank = static_cast<int>(event.payload >> 32);
+  switch (event.kind) {
+    case kBucketReady: bucket_ready(rank, static_cast<int>(event.payload & 0xffffffffu)); break;
+    case kCollectiveDone: collective_done(rank); break;
+    case kOptimizerDone: optimizer_done(rank); break;
+    default: throw SimulationError("unknown gradient synchronisation event kind");
+  }
+}
+
+void GradientSync::on_flow_delivered(std::uint64_t token) {
+  const int rank = static_cast<int>((token & ~kTokenBit) >> 32);
+  if (--state_[rank].flows_pending == 0) collective_done(rank);
+}
+
+void GradientSync::bucket_ready(int rank, int bucket) {
+  RankState& state = state_[rank];
+  // The collective starts once every replica has the bucket's gradients (NCCL's rendezvous).
+  if (++state.replicas_ready[bucket] < replicas_) return;
+  state.queue.push_back(bucket);
+  launch_next(rank);
+}
+
+void GradientSync::launch_next(int rank) {
+  RankState& state = state_[rank];
+  if (state.running >= 0) return;
+  const RankSync& sync = ranks_[rank];
+  if (state.queued < state.queue.size()) {
+    state.running = state.queue[state.queued++];
+    state.gathering = false;
+    launch(rank, sync.gradients[state.running]);
+  } else if (state.optimizer_done && state.gathers_done < sync.parameters.size()) {
+    state.running = static_cast<int>(state.gathers_done);
+    state.gathering = true;
+    launch(rank, sync.parameters[state.running]);
+  }
+}
+
+void GradientSync::launch(int rank, const BucketCollective& collective) {
+  RankState& state = state_[rank];
+  state.started_s = engine_.now();
+  if (network_ == nullptr) {
+    engine_.schedule(collective.alpha_beta_s, handler_id_, kCollectiveDone, pack(rank, 0));
+    return;
+  }
+  state.flows_pending = 0;
+  for (const RingHops& ring : ranks_[rank].groups[collective.group]) {
+    const RingLoad load = ring_load(collective.op, static_cast<int>(ring.size()), collective.bytes);
+    for (const RingHop& hop : ring) {
+      ++state.flows_pending;
+      ++stats_.flows;
+      // The network adds the route's latency once; the other steps' latencies come on top.
+      network_->start_flow(*hop.route, load.hop_bytes * hop.wire_share, kTokenBit | pack(rank, 0),
+                           (load.steps - 1) * hop.latency_s);
+    }
+  }
+  if (state.flows_pending == 0)
+    engine_.schedule(0, handler_id_, kCollectiveDone, pack(rank, 0));
+}
+
+void GradientSync::collective_done(int rank) {
+  RankState& state = state_[rank];
+  const RankSync& sync = ranks_[rank];
+  const BucketCollective& done = state.gathering ? sync.parameters[state.running] : sync.gradients[state.running];
+  stats_.busy_s[rank] += engine_.now() - state.started_s;
+  if (observer_)
+    for (int replica = 0; replica < replicas_; ++replica)
+      observer_->on_phase(PhaseRecord{replica * static_cast<int>(ranks_.size()) + rank,
+                                      state.gathering ? PhaseKind::kParameterGather
+                                                      : PhaseKind::kGradientReduce,
+                                      state.started_s, engine_.now(), done.bytes, done.op});
+  state.running = -1;
+  if (state.gathering) {
+    if (++state.gathers_done == sync.parameters.size()) rank_done_(rank);
+  } else {
+    ++state.gradients_done;
+    maybe_step(rank);
+  }
+  launch_next(rank);
+}
+
+void GradientSync::maybe_step(int rank) {
+  RankState& state = state_[rank];
+  if (state.optimizer_started || state.replicas_finished < replicas_ ||
+      state.gradients_done < ranks_[rank].gradients.size())
+    return;
+  state.optimizer_started = true;
+  stats_.exposed_s[rank] = engine_.now() - state.last_op_end_s;
+  const double end = step_optimizer_(rank);
+  engine_.schedule(std::max(0.0, end - engine_.now()), handler_id_, kOptimizerDone, pack(rank, 0));
+}
+
+void GradientSync::optimizer_done(int rank) {
+  state_[rank].optimizer_done = true;
+  if (ranks_[rank].parameters.empty()) {
+    rank_done_(rank);
+    return;
+  }
+  launch_next(rank);
+}
+
+bool GradientSync::finished() const {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const RankState& s = state_[r];
+    if (!s.optimizer_done || s.running >= 0 || s.gathers_done < ranks_[r].parameters.size())
+      return false;
+  }
+  return true;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,126 @@
+#pragma once
+// Data-parallel gradient synchronisation during the replay, as Megatron-core's
+// DistributedDataParallel does it (megatron/core/distributed/distributed_data_parallel.py):
+//   - each model chunk's gradients are split into buckets, reduced over the data-parallel
+//     replicas of its pipeline rank by one collective each (all-reduce, or reduce-scatter with the
+//     distributed optimizer, which then all-gathers the updated parameters after its step);
+//   - with --overlap-grad-reduce a bucket is launched as soon as the backward of the chunk's last
+//     microbatch has produced its gradients, so reduction overlaps the rest of the backward; without
+//     it, the chunk's one bucket is launched once the rank has finished all its ops;
+//   - the collectives of one pipeline rank run one at a time, in launch order (one NCCL
+//     communicator and stream per data-parallel group);
+//   - a rank's replicas step their optimizer when all its gradient collectives are done.
+// A collective is simulated either as flows on the shared network, one per ring hop, each carrying
+// the hop's whole share of a pipelined ring in steady state (all-reduce: 2(n-1)/n * S, delivered
+// after its drain plus 2(n-1) hop latencies; reduce-scatter and all-gather: (n-1)/n * S and n-1
+// latencies), so it contends max-min fairly with pipeline traffic and other rings; or, on the
+// alpha-beta path, as a fixed time computed up front. On a uniform ring the two agree exactly with
+// 2(n-1)/n * S/B + 2(n-1) L (tests/sim/gradient_sync_test.cpp).
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/collectives/collective.hpp"
+#include "sim/engine.hpp"
+#include "sim/network.hpp"
+#include "sim/replay_observer.hpp"
+
+namespace hetsim {
+
+// One hop of a ring: the route from a GPU to its successor, the share of the bytes that goes on
+// the wire (1 / compression ratio across a compressed WAN link) and the route's latency.
+struct RingHop {
+  const std::vector<int>* route = nullptr;
+  double wire_share = 1;
+  double latency_s = 0;
+};
+using RingHops = std::vector<RingHop>;  // n hops for a ring of n GPUs
+
+// One bucket's collective over the data-parallel groups of a pipeline rank.
+struct BucketCollective {
+  CollectiveOp op = CollectiveOp::kAllReduce;  // all-reduce, reduce-scatter or all-gather
+  double bytes = 0;          // per GPU, as nccl-tests sizes it
+  int chunk = 0;             // model chunk on the rank whose gradients it carries
+  double ready_fraction = 1; // share of the chunk's last gradient op after which they are complete
+  int group = 0;             // index into RankSync::groups
+  double alpha_beta_s = 0;   // its time on the alpha-beta path
+};
+
+struct RankSync {
+  // [group] -> the rings that run together for one collective (one per tensor-parallel index, and
+  // per expert-parallel index for expert weights), each with n >= 2 hops.
+  std::vector<std::vector<RingHops>> groups;
+  std::vector<BucketCollective> gradients;   // launch order
+  std::vector<BucketCollective> parameters;  // all-gathers after the optimizer step
+  // --overlap-grad-reduce: buckets launch during the last microbatch's backward.
+  bool overlap = false;
+};
+
+struct GradientSyncStats {
+  std::vector<double> busy_s;     // [rank] time with a collective in flight
+  std::vector<double> exposed_s;  // [rank] from the rank's last op to its optimizer step
+  std::uint64_t flows = 0;
+};
+
+class GradientSync : public EventHandler {
+ public:
+  // Flow tokens of this class carry this bit, so the network's one listener can dispatch.
+  static constexpr std::uint64_t kTokenBit = std::uint64_t{1} << 63;
+
+  // `network` null: every collective takes its alpha_beta_s. `step_optimizer(rank)` is called
+  // when the rank's gradients are reduced and all its replicas have finished their ops; it returns
+  // when the optimizer step will end (absolute time), after which the parameter all-gathers run
+  // and `rank_done(rank)` is called.
+  GradientSync(Engine& engine, Network* network, const std::vector<RankSync>& ranks, int replicas,
+               ReplayObserver* observer, std::function<double(int)> step_optimizer,
+               std::function<void(int)> rank_done);
+
+  // On one replica of `rank`, the last op producing `chunk`'s weight gradients (its last
+  // microbatch's B, or W when the backward is split) started and lasts `seconds`.
+  void last_gradient_op_started(int rank, int chunk, double seconds);
+  // `worker` (replica of `rank`) has run all its ops.
+  void worker_finished(int rank, double now);
+  void on_flow_delivered(std::uint64_t token);
+  void handle(const Event& event) override;
+
+  const GradientSyncStats& stats() const { return stats_; }
+  bool finished() const;
+
+ private:
+  enum EventKind : std::uint32_t { kBucketReady, kCollectiveDone, kOptimizerDone };
+  struct RankState {
+    std::vector<int> replicas_ready;  // [bucket] replicas whose gradients for it are complete
+    std::vector<int> queue;           // buckets ready on every replica, waiting for the stream
+    std::size_t queued = 0;           // next index of queue to launch
+    int running = -1;                 // bucket (or parameter gather) in flight
+    bool gathering = false;           // the running collective is a parameter all-gather
+    int flows_pending = 0;
+    double started_s = 0;
+    std::size_t gradients_done = 0;
+    std::size_t gathers_done = 0;
+    int replicas_finished = 0;
+    double last_op_end_s = 0;
+    bool optimizer_started = false;
+    bool optimizer_done = false;
+  };
+  void bucket_ready(int rank, int bucket);
+  void launch_next(int rank);
+  void launch(int rank, const BucketCollective& collective);
+  void collective_done(int rank);
+  void maybe_step(int rank);
+  void optimizer_done(int rank);
+
+  Engine& engine_;
+  std::uint32_t handler_id_;
+  Network* network_;
+  const std::vector<RankSync>& ranks_;
+  int replicas_;
+  ReplayObserver* observer_;
+  std::function<double(int)> step_optimizer_;
+  std::function<void(int)> rank_done_;
+  std::vector<RankState> state_;
+  std::vector<std::vector<std::vector<int>>> buckets_of_chunk_;  // [rank][chunk] -> buckets
+  GradientSyncStats stats_;
+};
+
+}  // namespace hetsim
