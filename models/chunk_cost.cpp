@@ -143,7 +143,8 @@ struct LayerParams {
 // tensor parallelism defaults to tp).
 LayerParams layer_params_per_gpu(const TransformerConfig& m, const ParallelPlan& plan) {
   const double h = m.hidden_size;
-  const double row_biases = !m.linear_bias ? 0.0 : m.is_moe() ? h : 2.0 * h;  // attention-out, MLP-down
+  // Row-parallel biases: attention-out, and MLP-down in a dense layer.
+  const double row_biases = !m.linear_bias ? 0.0 : m.is_moe() ? h : 2.0 * h;
   const double shared_gate = m.shared_expert_gate ? h : 0.0;
   const double replicated = m.norm_params() + row_biases + m.router_params() + shared_gate;
   const double sharded = m.layer_params() - m.layer_expert_params() - replicated;
@@ -194,8 +195,9 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   // Expert parallelism: token dispatch and combine all-to-alls in forward, their mirrors (the
   // gradients of the combine, then of the dispatch) in backward.
   const double ep_comm =
-      model.is_moe() ? 2 * ep_all_to_all_seconds(ep_all_to_all_bytes(model, plan), plan.ep, ep_links)
-                     : 0.0;
+      model.is_moe()
+          ? 2 * ep_all_to_all_seconds(ep_all_to_all_bytes(model, plan), plan.ep, ep_links)
+          : 0.0;
   c.forward_s = layers * (layer.forward_s + comm.forward_s + ep_comm);
   c.backward_input_s = layers * (layer.backward_input_s + comm.backward_s + ep_comm);
   c.backward_weight_s = layers * layer.backward_weight_s;
@@ -286,7 +288,8 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
 StaticMemory static_memory(double dense_params, double expert_params, const ParallelPlan& plan,
                            const BytesPerParam& layout) {
   // ZeRO (Rajbhandari et al., SC'20, section 5.1-5.3): with data-parallel degree N_d, stage 1
-  // keeps (w + g)Psi + K Psi / N_d, stage 2 w Psi + (g + K) Psi / N_d, stage 3 (w + g + K) Psi / N_d.
+  // keeps (w + g)Psi + K Psi / N_d, stage 2 w Psi + (g + K) Psi / N_d, stage 3
+  // (w + g + K) Psi / N_d.
   // Routed experts are replicated over dp / ep replicas only, so that is their N_d.
   check_data_parallel_sharding(plan);
   const int stage = plan.effective_zero_stage();

@@ -48,7 +48,7 @@ namespace {
 // Shapes of one microbatch on one GPU of the tensor-parallel group.
 struct Shape {
   double b, s, h, a, kv, d, f, v, t;
-  double tokens;     // b*s: rows of every GEMM
+  double tokens;     // b*s: rows of the attention and dense-MLP GEMMs
   double seq_tokens; // tokens in the sequence-parallel region (b*s/t with SP, else b*s)
   double e;          // activation element bytes
   double ge;         // GEMM operand element bytes
@@ -182,8 +182,8 @@ void add_mlp(const std::string& prefix, const std::string& act_prefix, const Sha
   const double inter = rows * ffn;  // elements of one intermediate tensor
   if (mlp == MlpKind::kSwiGlu) {
     ops.push_back(grouped_linear_op(prefix + "_gate_up_proj", rows, x.h, 2 * ffn, groups, x.ge));
-    // silu(gate) * up: reads gate and up, writes one; backward reads dy, gate, up, writes both grads.
-    // Profiles name this fused kernel "silu_mul"; a plain "silu" curve (same bytes-to-time
+    // silu(gate) * up: reads gate and up, writes one; backward reads dy, gate, up, writes both
+    // grads. Profiles name this fused kernel "silu_mul"; a plain "silu" curve (same bytes-to-time
     // behaviour of a one-pass elementwise kernel) stands in where only that was measured.
     LayerOp swiglu = memory_op(act_prefix + "swiglu", KernelKind::kElementwise, 2 * inter, inter,
                                3 * inter, 2 * inter, x.e);
@@ -191,7 +191,8 @@ void add_mlp(const std::string& prefix, const std::string& act_prefix, const Sha
     ops.push_back(swiglu);
   } else {
     ops.push_back(grouped_linear_op(prefix + "_up_proj", rows, x.h, ffn, groups, x.ge));
-    LayerOp gelu = memory_op(act_prefix + "gelu", KernelKind::kElementwise, inter, inter, 2 * inter, inter, x.e);
+    LayerOp gelu = memory_op(act_prefix + "gelu", KernelKind::kElementwise, inter, inter,
+                             2 * inter, inter, x.e);
     gelu.profile_kinds = {"gelu"};
     ops.push_back(gelu);
   }

@@ -102,16 +102,18 @@ void read_moe(const JsonInput& root, TransformerConfig& c) {
   c.expert_ffn_hidden_size =
       mixtral ? c.ffn_hidden_size : read_positive_int(root, "moe_intermediate_size");
   if (has_non_null(root, "shared_expert_intermediate_size")) {
-    c.shared_expert_ffn_hidden_size = read_non_negative_int(root, "shared_expert_intermediate_size");
+    c.shared_expert_ffn_hidden_size =
+        read_non_negative_int(root, "shared_expert_intermediate_size");
     c.shared_expert_gate = c.shared_expert_ffn_hidden_size > 0;  // Qwen2MoeSparseMoeBlock
   }
   // Qwen-MoE can keep some layers dense (a sparse step above 1, or listed MLP-only layers);
   // hetsim models a model whose layers are all alike.
+  const std::string uniform = "every layer MoE; dense layers among MoE ones are not modeled";
   if (root.integer_or("decoder_sparse_step", 1) != 1) {
-    root.at("decoder_sparse_step").fail("1 (every layer MoE; dense layers among MoE ones are not modeled)");
+    root.at("decoder_sparse_step").fail("1 (" + uniform + ")");
   }
   if (has_non_null(root, "mlp_only_layers") && !root.value().at("mlp_only_layers").empty()) {
-    root.at("mlp_only_layers").fail("[] (every layer MoE; dense layers among MoE ones are not modeled)");
+    root.at("mlp_only_layers").fail("[] (" + uniform + ")");
   }
 }
 
