@@ -47,46 +47,62 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
   if (plan.dp < 2) return sync;
   const double bucket_params =
       options.bucket_params > 0 ? options.bucket_params : default_bucket_params(plan.dp);
-  const bool sharded = plan.distributed_optimizer;
+  const bool sharded = plan.effective_zero_stage() >= 1;
+  const int expert_replicas = plan.expert_data_parallel();
   for (int rank = 0; rank < plan.pp; ++rank) {
     RankSync& rank_sync = sync.ranks[rank];
     rank_sync.overlap = options.overlap_grad_reduce;
-    std::vector<std::vector<GpuId>> rings;
+    // Group 0: dense weights, one ring per tensor-parallel index over all replicas. Group 1:
+    // routed-expert weights, one ring per (tensor-parallel index, expert-parallel index) over the
+    // replicas holding the same experts (every ep-th).
+    std::vector<std::vector<std::vector<GpuId>>> groups(2);
     for (int t = 0; t < plan.tp; ++t) {
       std::vector<GpuId> ring;
       for (int d = 0; d < plan.dp; ++d) ring.push_back(placement.gpu(d, rank, t));
-      rings.push_back(std::move(ring));
+      groups[0].push_back(std::move(ring));
+      for (int e = 0; e < plan.ep && expert_replicas > 1; ++e) {
+        std::vector<GpuId> experts;
+        for (int d = e; d < plan.dp; d += plan.ep) experts.push_back(placement.gpu(d, rank, t));
+        groups[1].push_back(std::move(experts));
+      }
     }
-    std::vector<RingHops> group;
-    for (const auto& ring : rings) group.push_back(ring_hops(cluster, ring, options.wan_compression));
-    rank_sync.groups.push_back(std::move(group));
-    const RingBottleneck bottleneck = ring_bottleneck(cluster, rings, options.wan_compression);
+    std::vector<RingBottleneck> bottlenecks;
+    for (const auto& rings : groups) {
+      std::vector<RingHops> hops;
+      for (const auto& ring : rings) hops.push_back(ring_hops(cluster, ring, options.wan_compression));
+      rank_sync.groups.push_back(std::move(hops));
+      bottlenecks.push_back(rings.empty() ? RingBottleneck{} : ring_bottleneck(cluster, rings, options.wan_compression));
+    }
 
     const auto add = [&](std::vector<BucketCollective>& list, CollectiveOp op, double bytes,
-                         int chunk, double ready_fraction) {
-      const double seconds = op == CollectiveOp::kAllReduce ? ring_all_reduce_s(bottleneck, bytes)
-                                                            : ring_reduce_scatter_s(bottleneck, bytes);
-      list.push_back(BucketCollective{op, bytes, chunk, ready_fraction, 0, seconds});
-      for (const RingHops& ring : rank_sync.groups[0])
+                         int chunk, double ready_fraction, int group) {
+      const RingBottleneck& b = bottlenecks[group];
+      const double seconds =
+          op == CollectiveOp::kAllReduce ? ring_all_reduce_s(b, bytes) : ring_reduce_scatter_s(b, bytes);
+      list.push_back(BucketCollective{op, bytes, chunk, ready_fraction, group, seconds});
+      for (const RingHops& ring : rank_sync.groups[group])
         for (const RingHop& hop : ring)
           for (LinkId link : *hop.route)
-            sync.link_bytes[link] += hop_bytes(op, plan.dp, bytes) * hop.wire_share;
+            sync.link_bytes[link] += hop_bytes(op, static_cast<int>(ring.size()), bytes) * hop.wire_share;
     };
     // Every replica of a rank holds the same layers: replica 0's (worker `rank`) stand for all.
     const auto& chunks = costs[rank];
     for (std::size_t c = 0; c < chunks.size(); ++c) {
-      const double params = chunks[c].params;
-      if (params <= 0) continue;
-      const bool bucketed = options.overlap_grad_reduce && c == 0;
-      const int buckets = bucketed ? static_cast<int>(std::ceil(params / bucket_params)) : 1;
-      for (int b = 0; b < buckets; ++b) {
-        const double in_bucket = bucketed ? std::min(bucket_params, params - b * bucket_params) : params;
-        const double ready = bucketed ? std::min(1.0, (b + 1) * bucket_params / params) : 1.0;
-        const int chunk = static_cast<int>(c);
-        add(rank_sync.gradients, sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-            in_bucket * kGradientBytesPerParam, chunk, ready);
-        if (sharded)
-          add(rank_sync.parameters, CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1);
+      const double dense = chunks[c].params - chunks[c].expert_params;
+      const double experts = expert_replicas > 1 ? chunks[c].expert_params : 0;
+      for (const auto& [params, group] : {std::pair{dense, 0}, std::pair{experts, 1}}) {
+        if (params <= 0) continue;
+        const bool bucketed = options.overlap_grad_reduce && c == 0;
+        const int buckets = bucketed ? static_cast<int>(std::ceil(params / bucket_params)) : 1;
+        for (int b = 0; b < buckets; ++b) {
+          const double in_bucket = bucketed ? std::min(bucket_params, params - b * bucket_params) : params;
+          const double ready = bucketed ? std::min(1.0, (b + 1) * bucket_params / params) : 1.0;
+          const int chunk = static_cast<int>(c);
+          add(rank_sync.gradients, sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+              in_bucket * kGradientBytesPerParam, chunk, ready, group);
+          if (sharded)
+            add(rank_sync.parameters, CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1, group);
+        }
       }
     }
   }

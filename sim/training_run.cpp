@@ -17,6 +17,7 @@
 #include "schedules/validator.hpp"
 #include "schedules/zb_auto.hpp"
 #include "sim/cluster_links.hpp"
+#include "sim/collectives/alpha_beta.hpp"
 #include "sim/data_parallel_sync.hpp"
 #include "sim/pipeline_replay.hpp"
 #include "sim/ring_collective.hpp"
@@ -102,6 +103,8 @@ std::vector<int> balanced_layers(const Cluster& cluster, const GpuCatalog& catal
 }
 
 TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus);
+ExpertParallelLinks expert_parallel_links(const Cluster& cluster, const ParallelPlan& plan,
+                                          const Placement& placement, int worker);
 
 // zb-auto searches with op-time estimates: the F, B and W of a middle stage (layers / pp layers, no
 // embedding or head) on the GPUs of pipeline rank 0, and the time its activation takes from rank 0
@@ -112,7 +115,8 @@ ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalo
   const auto gpus = placement.worker_gpus(0);
   const ChunkSpan span{0, std::max(1, model.num_layers / plan.pp), false, false};
   const ChunkCost cost = cost_chunk(model, plan, catalog.at(cluster.gpu(gpus.front()).gpu_type), span,
-                                    tensor_parallel_links(cluster, gpus));
+                                    tensor_parallel_links(cluster, gpus),
+                                    expert_parallel_links(cluster, plan, placement, 0));
   ZbAutoOptions options;
   options.forward_s = cost.forward_s;
   options.backward_s = cost.backward_input_s + cost.recompute_s;
@@ -235,6 +239,27 @@ TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vec
   return {ring.bandwidth_bytes_per_s, ring.latency_s};
 }
 
+// What one GPU of `worker` gets in its expert-parallel group's all-to-all: the group is the ep
+// consecutive replicas around it (Megatron order tp-cp-ep-dp-pp) at the same tensor-parallel
+// index; the alpha-beta all-to-all on their routes (sim/collectives/alpha_beta.hpp) gives its
+// drain rate and latency. Empty for ep == 1.
+ExpertParallelLinks expert_parallel_links(const Cluster& cluster, const ParallelPlan& plan,
+                                          const Placement& placement, int worker) {
+  if (plan.ep < 2) return {};
+  const int first_replica = placement.replica_of(worker) / plan.ep * plan.ep;
+  std::vector<GpuId> group;
+  for (int e = 0; e < plan.ep; ++e) group.push_back(placement.gpu(first_replica + e, placement.rank_of(worker), 0));
+  double latency = 0;
+  for (GpuId from : group)
+    for (GpuId to : group)
+      if (from != to) latency = std::max(latency, cluster.route_latency_s(from, to));
+  // Any size works: the fit is exact for the closed form; 1 GiB keeps the drain term dominant.
+  const double bytes = 1024.0 * 1024 * 1024;
+  const double seconds = alpha_beta_collective_s(cluster, CollectiveOp::kAllToAll, CollectiveAlgo::kRing, group, bytes);
+  const double leaving = bytes * (plan.ep - 1) / plan.ep;
+  return ExpertParallelLinks{leaving / (seconds - latency), latency};
+}
+
 std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCatalog& catalog,
                                              const TransformerConfig& model, const ParallelPlan& plan,
                                              const Placement& placement, const Timetable& timetable) {
@@ -260,25 +285,28 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
       auto [it, inserted] = cache.try_emplace({type, first, last});
       if (inserted) {
         const TensorParallelLinks links = tensor_parallel_links(cluster, gpus);
+        const ExpertParallelLinks ep_links =
+            expert_parallel_links(cluster, plan, placement, replica * plan.pp + rank);
         const GpuSpec& spec = catalog.at(type);
-        it->second = {cost_chunk(model, plan, spec, ChunkSpan{0, 1, false, false}, links),
-                      cost_chunk(model, plan, spec, ChunkSpan{0, 1, first, last}, links)};
+        it->second = {cost_chunk(model, plan, spec, ChunkSpan{0, 1, false, false}, links, ep_links),
+                      cost_chunk(model, plan, spec, ChunkSpan{0, 1, first, last}, links, ep_links)};
       }
       const ChunkCost& layer = it->second.first;
       const ChunkCost& with_ends = it->second.second;
       const int versions =
           timetable.weight_versions.empty() ? 1 : timetable.weight_versions[rank];
-      const auto static_bytes = [&](double params) {
-        const StaticMemory m = static_memory(params, plan);
+      const auto static_bytes = [&](double params, double expert_params) {
+        const StaticMemory m = static_memory(params - expert_params, expert_params, plan);
         return m.total() + (versions - 1) * m.weights_bytes;
       };
       // Ops in flight are segments with sequence splits: k of them make one microbatch.
       const double in_flight_microbatches = in_flight[rank] / segments;
       stage.layer_s = std::max(stage.layer_s, seconds(layer));
       stage.fixed_s = std::max(stage.fixed_s, seconds(with_ends) - seconds(layer));
-      stage.layer_bytes = std::max(stage.layer_bytes, static_bytes(layer.params) + layer.activation_bytes * in_flight_microbatches);
+      stage.layer_bytes = std::max(stage.layer_bytes, static_bytes(layer.params, layer.expert_params) + layer.activation_bytes * in_flight_microbatches);
       stage.fixed_bytes = std::max(
-          stage.fixed_bytes, static_bytes(with_ends.params - layer.params) +
+          stage.fixed_bytes, static_bytes(with_ends.params - layer.params,
+                                              with_ends.expert_params - layer.expert_params) +
                                  (with_ends.activation_bytes - layer.activation_bytes) * in_flight_microbatches);
       stage.capacity_bytes = std::min(stage.capacity_bytes, catalog.at(type).hbm_bytes);
     }
@@ -301,6 +329,16 @@ Placement place_plan(const Cluster& cluster, const TransformerConfig& model, Par
         "count",
         plan.tp, plan.pp, plan.tp * plan.pp, gpus));
   plan.dp = gpus / (plan.tp * plan.pp);
+  check_data_parallel_sharding(plan);
+  if (plan.effective_zero_stage() >= 2)
+    throw PlanError(fmt::format(
+        "--zero-stage {} shards {}, which needs {} every microbatch; the replay reduces gradients "
+        "once per iteration: use --zero-stage 1 (--use-distributed-optimizer)",
+        plan.effective_zero_stage(),
+        plan.effective_zero_stage() == 2 ? "gradients" : "gradients and weights",
+        plan.effective_zero_stage() == 2
+            ? "a reduce-scatter after the backward of"
+            : "a reduce-scatter after the backward and parameter all-gathers before the forward and backward of"));
   if (model.num_heads % plan.tp != 0)
     throw PlanError(fmt::format("tp {} does not divide the model's {} attention heads", plan.tp,
                                 model.num_heads));
@@ -380,8 +418,10 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   inputs.timetable = &timetable;
   inputs.replicas = plan.dp;
   inputs.costs.resize(static_cast<std::size_t>(placement.workers()));
-  std::map<std::tuple<std::string, const calibration::Profile*, int>, ChunkCost> cost_cache;
+  // Expert-parallel links may differ between groups (one inside a node, one across nodes).
+  std::map<std::tuple<std::string, const calibration::Profile*, int, double, double>, ChunkCost> cost_cache;
   std::vector<double> params_on_gpu(static_cast<std::size_t>(placement.workers()), 0);
+  std::vector<double> expert_params_on_gpu(static_cast<std::size_t>(placement.workers()), 0);
   for (int w = 0; w < placement.workers(); ++w) {
     const auto gpus = placement.worker_gpus(w);
     const std::string& type = cluster.gpu(gpus.front()).gpu_type;
@@ -390,20 +430,23 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
         throw PlanError(fmt::format("the tensor-parallel group of GPUs {}..{} mixes GPU types {} and {}",
                                     gpus.front(), gpus.back(), type, cluster.gpu(g).gpu_type));
     const TensorParallelLinks tp_links = tensor_parallel_links(cluster, gpus);
+    const ExpertParallelLinks ep_links = expert_parallel_links(cluster, plan, placement, w);
     const calibration::Profile* profile = profile_for(gpus.front());
     const int rank = placement.rank_of(w);
     for (int c = 0; c < plan.vpp; ++c) {
       const int slice = slice_of[timetable.stage(rank, c)];
-      auto [it, inserted] = cost_cache.try_emplace({type, profile, slice});
+      auto [it, inserted] = cost_cache.try_emplace(
+          {type, profile, slice, ep_links.bandwidth_bytes_per_s, ep_links.latency_s});
       if (inserted)
         it->second = cost_chunk(model, plan, catalog.at(type), spans[slice], tp_links, profile,
-                                &result.cost_sources);
+                                &result.cost_sources, ep_links);
       ChunkCost cost = per_segment(it->second, timetable.sequence_splits);
       // Megatron-core sends the whole activation from every tensor-parallel rank, or only its
       // sequence shard with sequence parallelism.
       if (plan.sequence_parallel) cost.output_bytes /= plan.tp;
       inputs.costs[w].push_back(cost);
       params_on_gpu[w] += cost.params;
+      expert_params_on_gpu[w] += cost.expert_params;
     }
   }
 
@@ -418,7 +461,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   for (int w = 0; w < placement.workers(); ++w) {
     // PipeDream's weight stashing keeps extra versions of the weights (not of their gradients or
     // optimizer state).
-    const StaticMemory memory = static_memory(params_on_gpu[w], plan);
+    const StaticMemory memory =
+        static_memory(params_on_gpu[w] - expert_params_on_gpu[w], expert_params_on_gpu[w], plan);
     const int versions =
         timetable.weight_versions.empty() ? 1 : timetable.weight_versions[placement.rank_of(w)];
     inputs.static_bytes.push_back(memory.total() + (versions - 1) * memory.weights_bytes);

@@ -97,7 +97,7 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   std::string reduce;
   for (std::size_t i = 0; i < r.gradient_reduce_s_per_rank.size(); ++i)
     reduce += fmt::format("{:.4f}/{:.4f} ", r.gradient_reduce_s_per_rank[i], r.gradient_reduce_exposed_s_per_rank[i]);
-  line("dp reduction, s (ran/exposed)", fmt::format("{}({}, {})", reduce,
+  line("dp reduction s (ran/exposed)", fmt::format("{}({}, {})", reduce,
                                                     r.overlap_grad_reduce ? "overlapped buckets" : "after the backward",
                                                     r.alpha_beta_collectives ? "alpha-beta" : "flows"));
   line("throughput", fmt::format("{:.0f} tokens/s", r.tokens_per_s));

@@ -133,6 +133,13 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--use-flash-attn", plan.flash_attention, "FlashAttention: no s^2 attention tensors kept");
   cmd->add_flag("--use-distributed-optimizer", plan.distributed_optimizer,
                 "shard optimizer state over data-parallel ranks (ZeRO-1)");
+  cmd->add_option("--zero-stage", plan.zero_stage,
+                  "ZeRO stage: 0 none, 1 optimizer state sharded (as --use-distributed-optimizer)")
+      ->capture_default_str();
+  cmd->add_option("--ep,--expert-model-parallel-size", plan.ep,
+                  "expert-parallel size (MoE models): ep consecutive data-parallel replicas share "
+                  "the experts and exchange tokens by all-to-all")
+      ->capture_default_str();
   cmd->add_option("--decoder-first-pipeline-num-layers", args->options.first_stage_layers,
                   "layers on the first pipeline stage (uneven split)");
   cmd->add_option("--decoder-last-pipeline-num-layers", args->options.last_stage_layers,

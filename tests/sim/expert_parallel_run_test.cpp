@@ -1,0 +1,55 @@
+// Mixtral-8x7B with expert parallelism on a shipped cluster: experts spread over ep replicas cut
+// each GPU's static memory and the expert-data-parallel gradient traffic, all-to-alls show up in
+// the step time; plans the replay cannot honour are refused with the reason.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "base/error.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/transformer_config.hpp"
+#include "sim/training_run.hpp"
+#include "topologies/cluster_loader.hpp"
+
+using namespace hetsim;
+
+namespace {
+const std::string kRoot = HETSIM_SOURCE_DIR;
+
+RunResult run(int ep, int zero_stage = 1) {
+  static const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
+  static const Cluster cluster =
+      load_cluster(kRoot + "/topologies/clusters/dgx-h100-4node.json", catalog.keys());
+  static const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/mixtral-8x7b.json");
+  RunOptions o;
+  o.plan.tp = 2;
+  o.plan.pp = 2;
+  o.plan.ep = ep;
+  o.plan.zero_stage = zero_stage;
+  o.plan.global_batch_size = 64;
+  o.plan.seq_length = 4096;
+  o.plan.sequence_parallel = true;
+  o.plan.flash_attention = true;
+  return simulate_training(cluster, catalog, model, o);
+}
+}  // namespace
+
+TEST_CASE("expert parallelism shards the experts, trades gradient traffic for all-to-alls") {
+  const RunResult one = run(1);
+  const RunResult eight = run(8);
+  // 8 experts over ep 8: one expert per GPU instead of eight.
+  CHECK(eight.memory.front().static_bytes < 0.4 * one.memory.front().static_bytes);
+  // ep 8 = dp 8: every replica holds different experts, so only dense weights are reduced.
+  CHECK(eight.gradient_reduce_s_per_rank[0] < 0.2 * one.gradient_reduce_s_per_rank[0]);
+  // The all-to-alls cross NVLink and the NICs: the pipeline's compute takes longer.
+  CHECK(eight.pipeline_time_s > one.pipeline_time_s);
+}
+
+TEST_CASE("expert parallelism that does not divide data parallelism, and ZeRO-2/3, are refused") {
+  CHECK_THROWS_AS(run(3), PlanError);
+  CHECK_THROWS_WITH_AS(run(1, 2),
+                       "--zero-stage 2 shards gradients, which needs a reduce-scatter after the "
+                       "backward of every microbatch; the replay reduces gradients once per "
+                       "iteration: use --zero-stage 1 (--use-distributed-optimizer)",
+                       PlanError);
+}
