@@ -190,6 +190,8 @@ TEST_CASE("site placement on three-site, tp 8 x pp 3 x dp 2: the file order is a
   const double boundary = 16 * 128.0 * 1024 * 1024;
   CHECK(report.candidates[0].wan_seconds ==
         doctest::Approx(boundary / 12.5e9 + boundary / 1.25e9).epsilon(1e-12));
+  // The 4 GiB tests/sim/three_site_run_test.cpp measures in the replay of this plan.
+  CHECK(report.candidates[0].wan_bytes == 4.0 * 1024 * 1024 * 1024);
 }
 
 TEST_CASE("site placement on three-site listed dc-a, dc-c, dc-b: the search moves dc-c last") {
