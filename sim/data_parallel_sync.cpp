@@ -52,6 +52,7 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
   for (int rank = 0; rank < plan.pp; ++rank) {
     RankSync& rank_sync = sync.ranks[rank];
     rank_sync.overlap = options.overlap_grad_reduce;
+    rank_sync.every_microbatch = plan.effective_zero_stage() == 2;
     // Group 0: dense weights, one ring per tensor-parallel index over all replicas. Group 1:
     // routed-expert weights, one ring per (tensor-parallel index, expert-parallel index) over the
     // replicas holding the same experts (every ep-th).

@@ -14,7 +14,9 @@
 // last backward; model chunks after the first on a rank keep one bucket (Megatron disables
 // bucketing for model_chunk_idx > 0), as does every chunk without --overlap-grad-reduce. With the
 // distributed optimizer (ZeRO-1) each bucket is reduce-scattered and its updated bf16 parameters
-// all-gathered after the optimizer step; otherwise it is all-reduced.
+// all-gathered after the optimizer step; otherwise it is all-reduced. ZeRO-2 keeps only its
+// shard of the gradients, so every microbatch's backward reduce-scatters its buckets (DeepSpeed's
+// stage 2 reduces at each micro-step), m times the traffic of stage 1.
 #include <vector>
 
 #include "models/chunk_cost.hpp"

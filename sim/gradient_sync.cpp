@@ -22,9 +22,13 @@ RingLoad ring_load(CollectiveOp op, int n, double bytes) {
   throw SimulationError("gradient synchronisation runs all-reduce, reduce-scatter or all-gather only");
 }
 
-std::uint64_t pack(int rank, int index) {
-  return (static_cast<std::uint64_t>(rank) << 32) | static_cast<std::uint32_t>(index);
+// An event's payload: rank (bits 40-62), bucket (bits 20-39), occurrence (bits 0-19).
+constexpr std::uint64_t kField = (1u << 20) - 1;
+std::uint64_t pack(int rank, int bucket = 0, int occurrence = 0) {
+  return (static_cast<std::uint64_t>(rank) << 40) | (static_cast<std::uint64_t>(bucket) << 20) |
+         static_cast<std::uint64_t>(occurrence);
 }
+int rank_of(std::uint64_t payload) { return static_cast<int>((payload & ~GradientSync::kTokenBit) >> 40); }
 
 }  // namespace
 
@@ -45,7 +49,7 @@ GradientSync::GradientSync(Engine& engine, Network* network, const std::vector<R
   stats_.busy_s.assign(ranks.size(), 0);
   stats_.exposed_s.assign(ranks.size(), 0);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    state_[r].replicas_ready.assign(ranks[r].gradients.size(), 0);
+    state_[r].replicas_ready.resize(ranks[r].gradients.size());
     for (std::size_t b = 0; b < ranks[r].gradients.size(); ++b) {
       const BucketCollective& bucket = ranks[r].gradients[b];
       if (bucket.group < 0 || static_cast<std::size_t>(bucket.group) >= ranks[r].groups.size())
@@ -57,13 +61,29 @@ GradientSync::GradientSync(Engine& engine, Network* network, const std::vector<R
   }
 }
 
-void GradientSync::last_gradient_op_started(int rank, int chunk, double seconds) {
-  if (!ranks_[rank].overlap) return;
+void GradientSync::set_gradient_ops(std::vector<std::vector<int>> per_chunk) {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    RankState& state = state_[r];
+    state.gradients_expected = 0;
+    for (std::size_t b = 0; b < ranks_[r].gradients.size(); ++b) {
+      const std::size_t chunk = static_cast<std::size_t>(ranks_[r].gradients[b].chunk);
+      const int ops = chunk < per_chunk[r].size() ? per_chunk[r][chunk] : 0;
+      if (ops < 1) throw SimulationError("a gradient bucket's chunk has no backward op on its rank");
+      const int times = ranks_[r].every_microbatch ? ops : 1;
+      state.replicas_ready[b].assign(static_cast<std::size_t>(times), 0);
+      state.gradients_expected += static_cast<std::size_t>(times);
+    }
+  }
+}
+
+void GradientSync::gradient_op_started(int rank, int chunk, int occurrence, bool last, double seconds) {
+  const RankSync& sync = ranks_[rank];
+  if (!(sync.every_microbatch || (sync.overlap && last))) return;
   const auto& chunks = buckets_of_chunk_[rank];
   if (static_cast<std::size_t>(chunk) >= chunks.size()) return;
   for (int bucket : chunks[chunk])
-    engine_.schedule(seconds * ranks_[rank].gradients[bucket].ready_fraction, handler_id_,
-                     kBucketReady, pack(rank, bucket));
+    engine_.schedule(seconds * sync.gradients[bucket].ready_fraction, handler_id_, kBucketReady,
+                     pack(rank, bucket, sync.every_microbatch ? occurrence : 0));
 }
 
 void GradientSync::worker_finished(int rank, double now) {
@@ -71,7 +91,7 @@ void GradientSync::worker_finished(int rank, double now) {
   state.last_op_end_s = std::max(state.last_op_end_s, now);
   if (++state.replicas_finished < replicas_) return;
   // Without overlap, every bucket launches now, in order; with it, they are already on their way.
-  if (!ranks_[rank].overlap) {
+  if (!ranks_[rank].overlap && !ranks_[rank].every_microbatch) {
     for (std::size_t b = 0; b < ranks_[rank].gradients.size(); ++b) state.queue.push_back(static_cast<int>(b));
     launch_next(rank);
   }
@@ -79,9 +99,12 @@ void GradientSync::worker_finished(int rank, double now) {
 }
 
 void GradientSync::handle(const Event& event) {
-  const int rank = static_cast<int>(event.payload >> 32);
+  const int rank = rank_of(event.payload);
   switch (event.kind) {
-    case kBucketReady: bucket_ready(rank, static_cast<int>(event.payload & 0xffffffffu)); break;
+    case kBucketReady:
+      bucket_ready(rank, static_cast<int>((event.payload >> 20) & kField),
+                   static_cast<int>(event.payload & kField));
+      break;
     case kCollectiveDone: collective_done(rank); break;
     case kOptimizerDone: optimizer_done(rank); break;
     default: throw SimulationError("unknown gradient synchronisation event kind");
@@ -89,14 +112,14 @@ void GradientSync::handle(const Event& event) {
 }
 
 void GradientSync::on_flow_delivered(std::uint64_t token) {
-  const int rank = static_cast<int>((token & ~kTokenBit) >> 32);
+  const int rank = rank_of(token);
   if (--state_[rank].flows_pending == 0) collective_done(rank);
 }
 
-void GradientSync::bucket_ready(int rank, int bucket) {
+void GradientSync::bucket_ready(int rank, int bucket, int occurrence) {
   RankState& state = state_[rank];
   // The collective starts once every replica has the bucket's gradients (NCCL's rendezvous).
-  if (++state.replicas_ready[bucket] < replicas_) return;
+  if (++state.replicas_ready[bucket][occurrence] < replicas_) return;
   state.queue.push_back(bucket);
   launch_next(rank);
 }
@@ -120,7 +143,7 @@ void GradientSync::launch(int rank, const BucketCollective& collective) {
   RankState& state = state_[rank];
   state.started_s = engine_.now();
   if (network_ == nullptr) {
-    engine_.schedule(collective.alpha_beta_s, handler_id_, kCollectiveDone, pack(rank, 0));
+    engine_.schedule(collective.alpha_beta_s, handler_id_, kCollectiveDone, pack(rank));
     return;
   }
   state.flows_pending = 0;
@@ -130,12 +153,12 @@ void GradientSync::launch(int rank, const BucketCollective& collective) {
       ++state.flows_pending;
       ++stats_.flows;
       // The network adds the route's latency once; the other steps' latencies come on top.
-      network_->start_flow(*hop.route, load.hop_bytes * hop.wire_share, kTokenBit | pack(rank, 0),
+      network_->start_flow(*hop.route, load.hop_bytes * hop.wire_share, kTokenBit | pack(rank),
                            (load.steps - 1) * hop.latency_s);
     }
   }
   if (state.flows_pending == 0)
-    engine_.schedule(0, handler_id_, kCollectiveDone, pack(rank, 0));
+    engine_.schedule(0, handler_id_, kCollectiveDone, pack(rank));
 }
 
 void GradientSync::collective_done(int rank) {
@@ -162,12 +185,12 @@ void GradientSync::collective_done(int rank) {
 void GradientSync::maybe_step(int rank) {
   RankState& state = state_[rank];
   if (state.optimizer_started || state.replicas_finished < replicas_ ||
-      state.gradients_done < ranks_[rank].gradients.size())
+      state.gradients_done < state.gradients_expected)
     return;
   state.optimizer_started = true;
   stats_.exposed_s[rank] = engine_.now() - state.last_op_end_s;
   const double end = step_optimizer_(rank);
-  engine_.schedule(std::max(0.0, end - engine_.now()), handler_id_, kOptimizerDone, pack(rank, 0));
+  engine_.schedule(std::max(0.0, end - engine_.now()), handler_id_, kOptimizerDone, pack(rank));
 }
 
 void GradientSync::optimizer_done(int rank) {

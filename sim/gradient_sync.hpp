@@ -54,6 +54,9 @@ struct RankSync {
   std::vector<BucketCollective> parameters;  // all-gathers after the optimizer step
   // --overlap-grad-reduce: buckets launch during the last microbatch's backward.
   bool overlap = false;
+  // ZeRO-2: gradients are sharded, not accumulated whole, so every microbatch's backward
+  // reduce-scatters its buckets (as it produces them), not only the last one's.
+  bool every_microbatch = false;
 };
 
 struct GradientSyncStats {
@@ -75,9 +78,12 @@ class GradientSync : public EventHandler {
                ReplayObserver* observer, std::function<double(int)> step_optimizer,
                std::function<void(int)> rank_done);
 
-  // On one replica of `rank`, the last op producing `chunk`'s weight gradients (its last
-  // microbatch's B, or W when the backward is split) started and lasts `seconds`.
-  void last_gradient_op_started(int rank, int chunk, double seconds);
+  // How many ops of each chunk of each rank produce weight gradients (B, or W when the backward
+  // is split): [rank][chunk]. Needed before the replay starts.
+  void set_gradient_ops(std::vector<std::vector<int>> per_chunk);
+  // On one replica of `rank`, the `occurrence`-th op (0-based) producing `chunk`'s weight
+  // gradients started and lasts `seconds`; `last`: no later op of the rank produces them.
+  void gradient_op_started(int rank, int chunk, int occurrence, bool last, double seconds);
   // `worker` (replica of `rank`) has run all its ops.
   void worker_finished(int rank, double now);
   void on_flow_delivered(std::uint64_t token);
@@ -89,7 +95,9 @@ class GradientSync : public EventHandler {
  private:
   enum EventKind : std::uint32_t { kBucketReady, kCollectiveDone, kOptimizerDone };
   struct RankState {
-    std::vector<int> replicas_ready;  // [bucket] replicas whose gradients for it are complete
+    // [bucket][occurrence] replicas whose gradients for it are complete
+    std::vector<std::vector<int>> replicas_ready;
+    std::size_t gradients_expected = 0;
     std::vector<int> queue;           // buckets ready on every replica, waiting for the stream
     std::size_t queued = 0;           // next index of queue to launch
     int running = -1;                 // bucket (or parameter gather) in flight
@@ -103,7 +111,7 @@ class GradientSync : public EventHandler {
     bool optimizer_started = false;
     bool optimizer_done = false;
   };
-  void bucket_ready(int rank, int bucket);
+  void bucket_ready(int rank, int bucket, int occurrence);
   void launch_next(int rank);
   void launch(int rank, const BucketCollective& collective);
   void collective_done(int rank);

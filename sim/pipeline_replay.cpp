@@ -76,22 +76,32 @@ struct WorkerState {
   std::vector<std::uint32_t> channels;  // ids of channels this worker sends on
 };
 
-// [rank][position]: whether the op is the last on its rank to produce a chunk's weight gradients
-// (B, or W when the backward is split): when it runs, that chunk's gradients become final.
-std::vector<std::vector<char>> last_gradient_ops(const Timetable& t) {
+// The ops that produce a chunk's weight gradients (B, or W when the backward is split), by
+// [rank][position]: their occurrence among the chunk's such ops on the rank (-1: none of them),
+// whether it is the chunk's last (its gradients are then final), and the count per chunk.
+struct GradientOps {
+  std::vector<std::vector<int>> occurrence;
+  std::vector<std::vector<char>> last;
+  std::vector<std::vector<int>> per_chunk;  // [rank][chunk]
+};
+
+GradientOps gradient_ops(const Timetable& t) {
   const OpKind producer = t.split_backward ? OpKind::kWeight : OpKind::kBackward;
-  std::vector<std::vector<char>> last(static_cast<std::size_t>(t.ranks));
+  GradientOps g;
   for (int rank = 0; rank < t.ranks; ++rank) {
     const auto& ops = t.ops[rank];
-    last[rank].assign(ops.size(), 0);
-    std::vector<char> seen(static_cast<std::size_t>(t.chunks_per_rank), 0);
-    for (std::size_t i = ops.size(); i-- > 0;) {
-      if (ops[i].kind != producer || seen[ops[i].chunk]) continue;
-      seen[ops[i].chunk] = 1;
-      last[rank][i] = 1;
-    }
+    std::vector<int> occurrence(ops.size(), -1);
+    std::vector<char> last(ops.size(), 0);
+    std::vector<int> count(static_cast<std::size_t>(t.chunks_per_rank), 0);
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].kind == producer) occurrence[i] = count[ops[i].chunk]++;
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (occurrence[i] >= 0 && occurrence[i] + 1 == count[ops[i].chunk]) last[i] = 1;
+    g.occurrence.push_back(std::move(occurrence));
+    g.last.push_back(std::move(last));
+    g.per_chunk.push_back(std::move(count));
   }
-  return last;
+  return g;
 }
 
 class PipelineReplay : public EventHandler, public FlowListener {
@@ -114,7 +124,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
         in.sync.empty() ? no_sync_ : in.sync, in.replicas, in.observer,
         [this](int rank) { return step_optimizer(rank); },
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
-    if (!in.sync.empty()) last_gradient_op_ = last_gradient_ops(t_);
+    gradient_ops_ = gradient_ops(t_);
+    sync_->set_gradient_ops(gradient_ops_.per_chunk);
     stage_location_ = stage_locations(t_);
     // Neighbours along each path, [path][stage] -> stage or -1, so the hot path never searches.
     const std::size_t paths = t_.paths.empty() ? 1 : t_.paths.size();
@@ -278,8 +289,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
       start_copies(worker);
     }
     const double seconds = op_seconds(cost, op.kind);
-    if (!last_gradient_op_.empty() && last_gradient_op_[rank][state.next_op])
-      sync_->last_gradient_op_started(rank, op.chunk, seconds);
+    if (const int occurrence = gradient_ops_.occurrence[rank][state.next_op]; occurrence >= 0)
+      sync_->gradient_op_started(rank, op.chunk, occurrence, gradient_ops_.last[rank][state.next_op],
+                                 seconds);
     engine_.schedule(seconds, handler_id_, kOpDone, static_cast<std::uint64_t>(worker));
   }
 
@@ -580,7 +592,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<double> optimizer_start_s_;
   const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));
   std::unique_ptr<GradientSync> sync_;
-  std::vector<std::vector<char>> last_gradient_op_;  // [rank][position]: a chunk's last B/W
+  GradientOps gradient_ops_;
   std::size_t optimizers_done_ = 0;
   ReplayStats stats_;
 };

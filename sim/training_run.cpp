@@ -20,6 +20,7 @@
 #include "sim/collectives/alpha_beta.hpp"
 #include "sim/data_parallel_sync.hpp"
 #include "sim/pipeline_replay.hpp"
+#include "sim/site_placement.hpp"
 #include "sim/ring_collective.hpp"
 
 namespace hetsim {
@@ -316,7 +317,46 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
   return stages;
 }
 
+// --placement site-aware: the site order whose WAN links carry the plan's traffic fastest
+// (sim/site_placement.hpp). The traffic does not depend on the placement: it is estimated from
+// an even layer split costed on the first GPU's type, with Megatron's rank order standing in for
+// the links that only set times.
+Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog,
+                               const TransformerConfig& model, const ParallelPlan& plan,
+                               const Placement& megatron, int sync_every,
+                               std::vector<std::string>* site_order) {
+  const GpuSpec& spec = catalog.at(cluster.gpu(0).gpu_type);
+  const TensorParallelLinks tp_links = tensor_parallel_links(cluster, megatron.worker_gpus(0));
+  const ExpertParallelLinks ep_links = expert_parallel_links(cluster, plan, megatron, 0);
+  const int layers = std::max(1, model.num_layers / plan.pp);
+  PlacementTraffic traffic;
+  for (int rank = 0; rank < plan.pp; ++rank) {
+    const ChunkCost cost = cost_chunk(model, plan, spec, ChunkSpan{0, layers, rank == 0, rank + 1 == plan.pp},
+                                      tp_links, ep_links);
+    // fp32 gradients (sim/data_parallel_sync.hpp), reduced once every sync_every steps.
+    traffic.gradient_bytes.push_back(cost.params * 4 / sync_every);
+    if (rank == 0) {
+      const double output = plan.sequence_parallel ? cost.output_bytes / plan.tp : cost.output_bytes;
+      traffic.activation_bytes = output * 2 * plan.microbatches();
+    }
+  }
+  SitePlacementReport report;
+  Placement placement = place_across_sites(cluster, plan.tp, plan.pp, plan.dp, traffic, &report);
+  if (site_order != nullptr)
+    for (int site : report.candidates[report.chosen].site_order)
+      site_order->push_back(cluster.sites()[site].name);
+  return placement;
+}
+
 }  // namespace
+
+Placement place_run(const Cluster& cluster, const GpuCatalog& catalog, const TransformerConfig& model,
+                    const RunOptions& options, ParallelPlan& plan, std::vector<std::string>* site_order) {
+  const Placement megatron = place_plan(cluster, model, plan);
+  if (!options.site_placement) return megatron;
+  return site_aware_placement(cluster, catalog, model, plan, megatron, std::max(1, options.sync_every),
+                              site_order);
+}
 
 Placement place_plan(const Cluster& cluster, const TransformerConfig& model, ParallelPlan& plan) {
   const int gpus = cluster.gpu_count();
@@ -330,18 +370,10 @@ Placement place_plan(const Cluster& cluster, const TransformerConfig& model, Par
         plan.tp, plan.pp, plan.tp * plan.pp, gpus));
   plan.dp = gpus / (plan.tp * plan.pp);
   check_data_parallel_sharding(plan);
-  if (plan.effective_zero_stage() >= 2)
-    throw PlanError(fmt::format(
-        "--zero-stage {} shards {}, which needs {} every microbatch; the replay reduces gradients "
-        "once per iteration: use --zero-stage 1 (--use-distributed-optimizer)",
-        plan.effective_zero_stage(),
-        plan.effective_zero_stage() == 2 ? "gradients" : "gradients and weights",
-        plan.effective_zero_stage() == 2
-            ? "a reduce-scatter after the backward of"
-            : "a reduce-scatter after the backward and parameter all-gathers before the forward and backward of"));
-  if (model.num_heads % plan.tp != 0)
-    throw PlanError(fmt::format("tp {} does not divide the model's {} attention heads", plan.tp,
-                                model.num_heads));
+  if (plan.effective_zero_stage() == 3)
+    throw PlanError(
+        "--zero-stage 3 shards the weights, which needs parameter all-gathers before every forward "
+        "and backward; the replay does not simulate them: use --zero-stage 1 or 2");
   const int per_step = plan.micro_batch_size * plan.dp;
   if (plan.global_batch_size % per_step != 0)
     throw PlanError(fmt::format(
@@ -356,13 +388,13 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   RunResult result;
   result.plan = options.plan;
   ParallelPlan& plan = result.plan;
-  const Placement placement = place_plan(cluster, model, plan);
   if (!(options.wan_compression >= 1))
     throw PlanError(fmt::format("--wan-compression {} must be a ratio >= 1", options.wan_compression));
   if (options.sync_every < 1)
     throw PlanError(fmt::format("--sync-every {} must be >= 1 (1: every step)", options.sync_every));
   result.wan_compression = options.wan_compression;
   result.sync_every = options.sync_every;
+  const Placement placement = place_run(cluster, catalog, model, options, plan, &result.site_order);
   result.overlap_grad_reduce = options.overlap_grad_reduce;
   result.alpha_beta_collectives = options.alpha_beta_collectives;
   if (options.ddp_bucket_params < 0)

@@ -36,6 +36,9 @@ struct RunOptions {
   // simulating their flows (--collectives alpha-beta).
   bool overlap_grad_reduce = false;
   double ddp_bucket_params = 0;
+  // --placement site-aware: order the sites so that pipeline boundaries cross the fastest WAN
+  // links (sim/site_placement.hpp); otherwise Megatron's rank order over the cluster file's GPUs.
+  bool site_placement = false;
   bool alpha_beta_collectives = false;
   // A calibration profile for every GPU whose node group names none (--profile); empty: none.
   std::string profile_path;
@@ -83,6 +86,7 @@ struct RunResult {
   int sync_every = 1;
   bool overlap_grad_reduce = false;
   bool alpha_beta_collectives = false;
+  std::vector<std::string> site_order;   // --placement site-aware: sites from pipeline rank 0 on
   std::vector<int> layers_per_stage;     // per model slice (virtual stage along a path)
   double iteration_time_s = 0;
   double pipeline_time_s = 0;            // flush of the last pipeline op
@@ -121,6 +125,13 @@ struct RunResult {
 
 // Checks the plan and builds the placement (tp * pp * dp == GPUs, batch divisibility...).
 Placement place_plan(const Cluster& cluster, const TransformerConfig& model, ParallelPlan& plan);
+
+// The placement simulate_training uses for `options`: Megatron's order, or with
+// options.site_placement the site-aware one (filling `site_order` with the sites' names from
+// pipeline rank 0 on). Checks the plan and fills plan.dp as place_plan does.
+Placement place_run(const Cluster& cluster, const GpuCatalog& catalog, const TransformerConfig& model,
+                    const RunOptions& options, ParallelPlan& plan,
+                    std::vector<std::string>* site_order = nullptr);
 
 RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                             const TransformerConfig& model, const RunOptions& options,

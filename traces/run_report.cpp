@@ -1,6 +1,7 @@
 #include "traces/run_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/units.hpp"
 
@@ -48,6 +49,7 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"distributed_optimizer", p.distributed_optimizer},
         {"overlap_grad_reduce", r.overlap_grad_reduce},
         {"collectives", r.alpha_beta_collectives ? "alpha-beta" : "flow"},
+        {"site_order", r.site_order},
         {"layers_per_stage", r.layers_per_stage}}},
       {"iteration_time_s", r.iteration_time_s},
       {"pipeline_time_s", r.pipeline_time_s},
@@ -92,6 +94,7 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("plan", fmt::format("tp {} x pp {} x dp {}, vpp {}, mbs {}, gbs {}, seq {}, {} microbatches",
                            p.tp, p.pp, p.dp, p.vpp, p.micro_batch_size, p.global_batch_size,
                            p.seq_length, p.microbatches()));
+  if (!r.site_order.empty()) line("site order (site-aware)", fmt::format("{}", fmt::join(r.site_order, " -> ")));
   line("schedule / recompute", fmt::format("{} / {}", r.schedule, to_string(p.recompute)));
   line("iteration time", fmt::format("{:.4f} s (pipeline {:.4f} s)", r.iteration_time_s, r.pipeline_time_s));
   std::string reduce;

@@ -123,3 +123,26 @@ TEST_CASE("a negative bucket size is refused") {
   CHECK_THROWS_WITH_AS(simulate_training(s.cluster, s.catalog, s.model, o),
                        "--ddp-bucket-size -1 must be >= 0 parameters (0: Megatron's default)", PlanError);
 }
+
+TEST_CASE("ZeRO-2 reduce-scatters every microbatch's gradients: m times the traffic of stage 1") {
+  Setup s;
+  RunOptions stage1 = data_parallel_only();
+  stage1.plan.zero_stage = 1;
+  stage1.plan.global_batch_size = 16;  // 4 microbatches per replica
+  RunOptions stage2 = stage1;
+  stage2.plan.zero_stage = 2;
+  Phases one;
+  Phases two;
+  const RunResult r1 = simulate_training(s.cluster, s.catalog, s.model, stage1, &one);
+  const RunResult r2 = simulate_training(s.cluster, s.catalog, s.model, stage2, &two);
+  int reduces = 0;
+  for (const PhaseRecord& r : two.of_worker_0) reduces += r.kind == PhaseKind::kGradientReduce;
+  CHECK(reduces == 4);
+  // The NIC bytes: four reduce-scatters instead of one, the all-gather once in both.
+  const double per_reduce = one.of_worker_0.front().bytes_per_gpu;
+  const double per_gather = one.of_worker_0.back().bytes_per_gpu;
+  CHECK((r2.bytes_nic - r1.bytes_nic) / r1.bytes_nic ==
+        doctest::Approx(3 * per_reduce / (per_reduce + per_gather)).epsilon(1e-9));
+  // Gradients are sharded: less static memory than stage 1.
+  CHECK(r2.memory.front().static_bytes < r1.memory.front().static_bytes);
+}

@@ -60,3 +60,34 @@ TEST_CASE("three-site, tp 8 x pp 3 x dp 2: only pipeline traffic crosses the WAN
   CHECK(r.layers_per_stage[2] < r.layers_per_stage[1]);
   CHECK(r.oom.empty());
 }
+
+TEST_CASE("three-site with --placement site-aware: the file order is best; WAN bytes reported per link") {
+  const std::string root = HETSIM_SOURCE_DIR;
+  const GpuCatalog catalog = GpuCatalog::load(root + "/models/gpus");
+  const Cluster cluster = load_cluster(root + "/topologies/clusters/three-site.json", catalog.keys());
+  const TransformerConfig model = load_transformer_config(root + "/models/configs/llama-3-8b.json");
+  RunOptions o;
+  o.plan.tp = 8;
+  o.plan.pp = 3;
+  o.plan.global_batch_size = 32;
+  o.plan.seq_length = 4096;
+  o.plan.flash_attention = true;
+  o.plan.sequence_parallel = true;
+  o.layers_per_stage = {15, 16, 1};
+  const RunResult megatron = simulate_training(cluster, catalog, model, o);
+  o.site_placement = true;
+  const RunResult aware = simulate_training(cluster, catalog, model, o);
+  CHECK(aware.site_order == std::vector<std::string>{"dc-a", "dc-b", "dc-c"});
+  CHECK(aware.iteration_time_s == megatron.iteration_time_s);
+  // Two boundaries, each crossed both ways: dc-a->dc-b, dc-b->dc-a, dc-b->dc-c, dc-c->dc-b carry
+  // 1 GiB each (half of each boundary's 2 GiB goes each way).
+  REQUIRE(aware.wan_links.size() == 4);
+  double total = 0;
+  for (const WanLinkTraffic& link : aware.wan_links) {
+    CAPTURE(link.link);
+    CHECK(link.bytes == 1024.0 * 1024 * 1024);
+    CHECK(link.egress_usd == doctest::Approx(link.bytes * 0.02e-9).epsilon(1e-12));
+    total += link.bytes;
+  }
+  CHECK(total == aware.bytes_wan);
+}

@@ -31,6 +31,7 @@ struct RunArgs {
   std::string trace;
   std::string recompute = "none";
   std::string collectives = "flow";
+  std::string placement = "megatron";
   int layers_per_virtual_stage = 0;
   bool json = false;
   bool verbose = false;
@@ -61,6 +62,7 @@ void run(RunArgs& args) {
   RunOptions& options = args.options;
   options.plan.recompute = parse_recompute(args.recompute);
   options.alpha_beta_collectives = args.collectives == "alpha-beta";
+  options.site_placement = args.placement == "site-aware";
   if (args.layers_per_virtual_stage > 0) {
     // Megatron-LM sizes interleaving by layers per virtual stage: vpp = layers / (pp * that).
     const int per_rank = model.num_layers / options.plan.pp;
@@ -74,7 +76,7 @@ void run(RunArgs& args) {
 
   // The trace needs the placement before the replay starts; the plan check runs twice, cheaply.
   ParallelPlan placed = options.plan;
-  const Placement placement = place_plan(cluster, model, placed);
+  const Placement placement = place_run(cluster, catalog, model, options, placed);
   std::unique_ptr<ReplayTrace> trace;
   if (!args.trace.empty())
     trace = std::make_unique<ReplayTrace>(args.trace, cluster, placement, placed.vpp);
@@ -134,7 +136,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--use-distributed-optimizer", plan.distributed_optimizer,
                 "shard optimizer state over data-parallel ranks (ZeRO-1)");
   cmd->add_option("--zero-stage", plan.zero_stage,
-                  "ZeRO stage: 0 none, 1 optimizer state sharded (as --use-distributed-optimizer)")
+                  "ZeRO stage: 0 none, 1 optimizer state sharded (as --use-distributed-optimizer), 2 also "
+                  "gradients (reduce-scattered after every microbatch)")
       ->capture_default_str();
   cmd->add_option("--ep,--expert-model-parallel-size", plan.ep,
                   "expert-parallel size (MoE models): ep consecutive data-parallel replicas share "
@@ -171,6 +174,11 @@ void add_run_command(CLI::App& app) {
                   "data-parallel collectives: flow (simulated as flows on the network) or alpha-beta "
                   "(closed forms, no events)")
       ->check(CLI::IsMember({"flow", "alpha-beta"}))
+      ->capture_default_str();
+  cmd->add_option("--placement", args->placement,
+                  "megatron (rank order over the cluster file's GPUs) or site-aware (the site order "
+                  "whose WAN links carry the pipeline's traffic fastest)")
+      ->check(CLI::IsMember({"megatron", "site-aware"}))
       ->capture_default_str();
   cmd->add_option("--profile", args->options.profile_path,
                   "calibration profile (hetsim calibrate) costing every GPU whose node group names none");
