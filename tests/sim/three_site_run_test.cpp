@@ -14,19 +14,27 @@
 
 using namespace hetsim;
 
-TEST_CASE("three-site, tp 8 x pp 3 x dp 2: only pipeline traffic crosses the WAN, and it pays egress") {
-  const std::string root = HETSIM_SOURCE_DIR;
-  const GpuCatalog catalog = GpuCatalog::load(root + "/models/gpus");
-  const Cluster cluster = load_cluster(root + "/topologies/clusters/three-site.json", catalog.keys());
-  const TransformerConfig model = load_transformer_config(root + "/models/configs/llama-3-8b.json");
+namespace {
+const std::string root = HETSIM_SOURCE_DIR;
+const GpuCatalog catalog = GpuCatalog::load(root + "/models/gpus");
+const Cluster cluster = load_cluster(root + "/topologies/clusters/three-site.json", catalog.keys());
+const TransformerConfig model = load_transformer_config(root + "/models/configs/llama-3-8b.json");
+
+// Llama-3-8B, tp 8 x pp 3 (dp 2), 16 microbatches of 4,096 tokens per replica.
+RunOptions three_site_plan() {
   RunOptions o;
   o.plan.tp = 8;
   o.plan.pp = 3;
-  o.plan.micro_batch_size = 1;
   o.plan.global_batch_size = 32;
   o.plan.seq_length = 4096;
   o.plan.flash_attention = true;
   o.plan.sequence_parallel = true;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("three-site, tp 8 x pp 3 x dp 2: only pipeline traffic crosses the WAN, and it pays egress") {
+  RunOptions o = three_site_plan();
   o.balance_layers = true;
 
   // Placement: rank r's replicas are nodes 2r and 2r+1, both in site r; a TP group is one node.
@@ -62,17 +70,7 @@ TEST_CASE("three-site, tp 8 x pp 3 x dp 2: only pipeline traffic crosses the WAN
 }
 
 TEST_CASE("three-site with --placement site-aware: the file order is best; WAN bytes reported per link") {
-  const std::string root = HETSIM_SOURCE_DIR;
-  const GpuCatalog catalog = GpuCatalog::load(root + "/models/gpus");
-  const Cluster cluster = load_cluster(root + "/topologies/clusters/three-site.json", catalog.keys());
-  const TransformerConfig model = load_transformer_config(root + "/models/configs/llama-3-8b.json");
-  RunOptions o;
-  o.plan.tp = 8;
-  o.plan.pp = 3;
-  o.plan.global_batch_size = 32;
-  o.plan.seq_length = 4096;
-  o.plan.flash_attention = true;
-  o.plan.sequence_parallel = true;
+  RunOptions o = three_site_plan();
   o.layers_per_stage = {15, 16, 1};
   const RunResult megatron = simulate_training(cluster, catalog, model, o);
   o.site_placement = true;
