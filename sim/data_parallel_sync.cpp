@@ -9,9 +9,7 @@ namespace hetsim {
 
 namespace {
 
-// Megatron-LM accumulates and reduces gradients in fp32 (main_grad) for bf16 training; the
-// distributed optimizer gathers bf16 parameters back.
-constexpr double kGradientBytesPerParam = 4;
+// The distributed optimizer gathers bf16 parameters back.
 constexpr double kParamBytesBf16 = 2;
 
 RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, double wan_compression) {
@@ -25,12 +23,6 @@ RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, doubl
     hops.push_back(hop);
   }
   return hops;
-}
-
-// Bytes one hop carries in a ring collective of `bytes` over n GPUs (nccl-tests sizes).
-double hop_bytes(CollectiveOp op, int n, double bytes) {
-  const double share = static_cast<double>(n - 1) / n * bytes;
-  return op == CollectiveOp::kAllReduce ? 2 * share : share;
 }
 
 }  // namespace
@@ -84,7 +76,7 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
       for (const RingHops& ring : rank_sync.groups[group])
         for (const RingHop& hop : ring)
           for (LinkId link : *hop.route)
-            sync.link_bytes[link] += hop_bytes(op, static_cast<int>(ring.size()), bytes) * hop.wire_share;
+            sync.link_bytes[link] += ring_load(op, static_cast<int>(ring.size()), bytes).hop_bytes * hop.wire_share;
     };
     // Every replica of a rank holds the same layers: replica 0's (worker `rank`) stand for all.
     const auto& chunks = costs[rank];

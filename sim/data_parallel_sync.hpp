@@ -27,6 +27,10 @@
 
 namespace hetsim {
 
+// Bytes of one parameter's gradient as it is reduced: fp32 (Megatron-LM's main_grad; bf16
+// training turns on accumulate_allreduce_grads_in_fp32).
+inline constexpr double kGradientBytesPerParam = 4;
+
 struct DataParallelOptions {
   bool overlap_grad_reduce = false;  // --overlap-grad-reduce
   double bucket_params = 0;          // --ddp-bucket-size; 0: Megatron's default

@@ -3,24 +3,11 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "sim/ring_collective.hpp"
 
 namespace hetsim {
 
 namespace {
-
-// A ring collective's steady state on each hop: the bytes every hop carries and the number of
-// ring steps whose latency a chunk meets on its way around.
-struct RingLoad {
-  double hop_bytes = 0;
-  int steps = 0;
-};
-
-RingLoad ring_load(CollectiveOp op, int n, double bytes) {
-  const double share = static_cast<double>(n - 1) / n * bytes;
-  if (op == CollectiveOp::kAllReduce) return {2 * share, 2 * (n - 1)};
-  if (op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather) return {share, n - 1};
-  throw SimulationError("gradient synchronisation runs all-reduce, reduce-scatter or all-gather only");
-}
 
 // An event's payload: rank (bits 40-62), bucket (bits 20-39), occurrence (bits 0-19).
 constexpr std::uint64_t kField = (1u << 20) - 1;

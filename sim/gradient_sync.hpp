@@ -84,7 +84,7 @@ class GradientSync : public EventHandler {
   // On one replica of `rank`, the `occurrence`-th op (0-based) producing `chunk`'s weight
   // gradients started and lasts `seconds`; `last`: no later op of the rank produces them.
   void gradient_op_started(int rank, int chunk, int occurrence, bool last, double seconds);
-  // `worker` (replica of `rank`) has run all its ops.
+  // One replica of `rank` has run all its ops, at `now`.
   void worker_finished(int rank, double now);
   void on_flow_delivered(std::uint64_t token);
   void handle(const Event& event) override;

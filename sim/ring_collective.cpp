@@ -1,10 +1,13 @@
 #include "sim/ring_collective.hpp"
 
-#include "models/tp_collectives.hpp"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 #include <map>
+
+#include "base/error.hpp"
+#include "models/tp_collectives.hpp"
 
 namespace hetsim {
 
@@ -46,10 +49,13 @@ double ring_reduce_scatter_s(const RingBottleneck& ring, double bytes) {
   return ring_reduce_scatter_s(bytes, ring.ranks, {ring.bandwidth_bytes_per_s, ring.latency_s});
 }
 
-double ring_all_reduce_hop_bytes(int ranks, double bytes) {
-  if (ranks < 2) return 0;
-  const double n = ranks;
-  return 2 * (n - 1) / n * bytes;
+RingLoad ring_load(CollectiveOp op, int ranks, double bytes) {
+  if (ranks < 2) return {};
+  // A ring hop carries nccl-tests' bus bandwidth share of the message.
+  const double hop_bytes = bus_bandwidth_factor(op, ranks) * bytes;
+  if (op == CollectiveOp::kAllReduce) return {hop_bytes, 2 * (ranks - 1)};
+  if (op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllGather) return {hop_bytes, ranks - 1};
+  throw SimulationError(fmt::format("a ring runs all-reduce, reduce-scatter or all-gather, not {}", to_string(op)));
 }
 
 }  // namespace hetsim

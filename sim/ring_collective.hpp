@@ -6,6 +6,7 @@
 // pipeline stage reduce their gradients together) share the links their hops cross equally.
 #include <vector>
 
+#include "sim/collectives/collective.hpp"
 #include "topologies/cluster.hpp"
 
 namespace hetsim {
@@ -24,7 +25,13 @@ RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::ve
 double ring_all_reduce_s(const RingBottleneck& ring, double bytes);
 double ring_reduce_scatter_s(const RingBottleneck& ring, double bytes);  // also all-gather
 
-// Bytes each hop of one ring carries in an all-reduce of `bytes`: 2(n-1)/n * S.
-double ring_all_reduce_hop_bytes(int ranks, double bytes);
+// A ring collective in steady state: the bytes each hop carries (all-reduce 2(n-1)/n * S,
+// reduce-scatter and all-gather (n-1)/n * S) and the ring steps whose hop latency a chunk meets
+// (2(n-1), n-1). Zero for fewer than two ranks; throws SimulationError for other collectives.
+struct RingLoad {
+  double hop_bytes = 0;
+  int steps = 0;
+};
+RingLoad ring_load(CollectiveOp op, int ranks, double bytes);
 
 }  // namespace hetsim

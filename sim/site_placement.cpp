@@ -71,11 +71,11 @@ SiteOrderScore score(const Cluster& cluster, const SiteRoutes& routes, const Pla
     pair_bytes[kind][pair] += bytes;
     return true;
   };
-  const double tp_hop = ring_all_reduce_hop_bytes(p.tp, traffic.tensor_parallel_bytes);
+  const double tp_hop = ring_load(CollectiveOp::kAllReduce, p.tp, traffic.tensor_parallel_bytes).hop_bytes;
   for (int rank = 0; rank < p.pp; ++rank) {
     const double dp_hop = traffic.gradient_bytes.empty()
                               ? 0
-                              : ring_all_reduce_hop_bytes(p.dp, traffic.gradient_bytes[rank]);
+                              : ring_load(CollectiveOp::kAllReduce, p.dp, traffic.gradient_bytes[rank]).hop_bytes;
     for (int d = 0; d < p.dp; ++d)
       for (int t = 0; t < p.tp; ++t) {
         const GpuId g = p.gpu(d, rank, t);

@@ -333,8 +333,8 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
   for (int rank = 0; rank < plan.pp; ++rank) {
     const ChunkCost cost = cost_chunk(model, plan, spec, ChunkSpan{0, layers, rank == 0, rank + 1 == plan.pp},
                                       tp_links, ep_links);
-    // fp32 gradients (sim/data_parallel_sync.hpp), reduced once every sync_every steps.
-    traffic.gradient_bytes.push_back(cost.params * 4 / sync_every);
+    // Reduced once every sync_every steps.
+    traffic.gradient_bytes.push_back(cost.params * kGradientBytesPerParam / sync_every);
     if (rank == 0) {
       const double output = plan.sequence_parallel ? cost.output_bytes / plan.tp : cost.output_bytes;
       traffic.activation_bytes = output * 2 * plan.microbatches();
@@ -369,6 +369,9 @@ Placement place_plan(const Cluster& cluster, const TransformerConfig& model, Par
         "count",
         plan.tp, plan.pp, plan.tp * plan.pp, gpus));
   plan.dp = gpus / (plan.tp * plan.pp);
+  if (model.num_heads % plan.tp != 0)
+    throw PlanError(fmt::format("tp {} does not divide the model's {} attention heads", plan.tp,
+                                model.num_heads));
   check_data_parallel_sharding(plan);
   if (plan.effective_zero_stage() == 3)
     throw PlanError(

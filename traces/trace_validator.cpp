@@ -110,6 +110,7 @@ class TraceChecker {
 
   ProcessState& use_process(const std::string& pid, std::size_t index);
   ThreadState& thread(const std::string& pid, const std::string& tid, std::size_t index);
+  ThreadState& slice_thread(const json& event, std::size_t index);
 
   void check_metadata(const json& event, std::size_t index, const std::string& pid);
   void check_flows(const json& event, std::size_t index);
@@ -171,6 +172,18 @@ ThreadState& TraceChecker::thread(const std::string& pid, const std::string& tid
   return it->second;
 }
 
+// The thread of a slice event (X, B or E): pid and tid checked, the process used, and the thread
+// marked as holding slices from this event on.
+ThreadState& TraceChecker::slice_thread(const json& event, std::size_t index) {
+  const std::string pid = id_member(event, index, "pid");
+  const std::string tid = id_member(event, index, "tid");
+  use_process(pid, index);
+  ThreadState& state = thread(pid, tid, index);
+  if (!state.has_slices) state.first_slice_event = index;
+  state.has_slices = true;
+  return state;
+}
+
 void TraceChecker::check_event(const json& event, std::size_t index) {
   ++summary_.events;
   if (!event.is_object()) fail(event_path(index), render(event), "an event object");
@@ -189,12 +202,7 @@ void TraceChecker::check_event(const json& event, std::size_t index) {
       if (dur < 0.0) {
         fail(event_path(index) + "/dur", render(event["dur"]), "a number of microseconds >= 0");
       }
-      const std::string pid = id_member(event, index, "pid");
-      const std::string tid = id_member(event, index, "tid");
-      use_process(pid, index);
-      ThreadState& state = thread(pid, tid, index);
-      if (!state.has_slices) state.first_slice_event = index;
-      state.has_slices = true;
+      ThreadState& state = slice_thread(event, index);
       state.slices.push_back(Interval{ts, ts + dur, index});
       ++summary_.slices;
       check_flows(event, index);
@@ -203,12 +211,7 @@ void TraceChecker::check_event(const json& event, std::size_t index) {
     case 'B':
     case 'E': {
       const double ts = number_member(event, index, "ts", "a number of microseconds");
-      const std::string pid = id_member(event, index, "pid");
-      const std::string tid = id_member(event, index, "tid");
-      use_process(pid, index);
-      ThreadState& state = thread(pid, tid, index);
-      if (!state.has_slices) state.first_slice_event = index;
-      state.has_slices = true;
+      ThreadState& state = slice_thread(event, index);
       if (phase == 'B') {
         state.open.push_back(OpenBegin{ts, index});
         check_flows(event, index);
@@ -216,7 +219,8 @@ void TraceChecker::check_event(const json& event, std::size_t index) {
       }
       if (state.open.empty()) {
         fail(event_path(index),
-             fmt::format("an E event with no open B on pid {}, tid {}", pid, tid),
+             fmt::format("an E event with no open B on pid {}, tid {}", id_member(event, index, "pid"),
+                         id_member(event, index, "tid")),
              "a B event on the same thread before it");
       }
       const OpenBegin begin = state.open.back();

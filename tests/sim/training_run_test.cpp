@@ -51,6 +51,9 @@ TEST_CASE("plans that do not fit the cluster or model are rejected with the numb
   CHECK(plan_error(s, options(4, 2, 1, 30, 4096)) ==
         "global batch 30 is not divisible by micro-batch 1 x data-parallel 4 = 4");
   CHECK(plan_error(s, options(4, 8, 1, 64, 4096)) == "(no error)");  // 32 layers on 8 stages
+  Setup three_sites("three-site.json", "llama-3-8b.json");  // 48 GPUs
+  CHECK(plan_error(three_sites, options(3, 1, 1, 64, 4096)) ==
+        "tp 3 does not divide the model's 32 attention heads");
   CHECK(plan_error(s, options(1, 32, 1, 64, 4096)) == "(no error)");
   RunOptions uneven = options(2, 16, 1, 64, 4096);
   uneven.plan.vpp = 3;

@@ -79,13 +79,8 @@ __global__ void softmax_backward(const __nv_bfloat16* p, const __nv_bfloat16* dp
 }  // namespace
 
 void bench_attention(const Options& options, Recorder& recorder) {
-  cudaStream_t stream = nullptr;
-  CUDA_CHECK(cudaStreamCreate(&stream));
-  cublasLtHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasLtCreate(&handle));
-  constexpr size_t kWorkspaceBytes = 32u << 20;
-  void* workspace = nullptr;
-  CUDA_CHECK(cudaMalloc(&workspace, kWorkspaceBytes));
+  const LtContext lt;
+  const cudaStream_t stream = lt.stream;
   Timer timer(stream, options.quick);
   const LtTypes types = lt_types("bf16");
 
@@ -112,12 +107,12 @@ void bench_attention(const Options& options, Recorder& recorder) {
         void *s = alloc(scores, 19), *p = alloc(scores, 20), *dp = alloc(scores, 21), *ds = alloc(scores, 22);
         // Column-major views (see the derivation in README.md): X row-major [seq x d] is Xc (d x seq).
         LtGemm qk, pv, dv_gemm, dp_gemm, dq_gemm, dk_gemm;
-        bool ok = qk.setup(handle, types, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, d, batch, workspace, kWorkspaceBytes);
-        ok = ok && pv.setup(handle, types, CUBLAS_OP_N, CUBLAS_OP_N, d, seq, seq, batch, workspace, kWorkspaceBytes);
-        ok = ok && dv_gemm.setup(handle, types, CUBLAS_OP_N, CUBLAS_OP_T, d, seq, seq, batch, workspace, kWorkspaceBytes);
-        ok = ok && dp_gemm.setup(handle, types, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, d, batch, workspace, kWorkspaceBytes);
-        ok = ok && dq_gemm.setup(handle, types, CUBLAS_OP_N, CUBLAS_OP_N, d, seq, seq, batch, workspace, kWorkspaceBytes);
-        ok = ok && dk_gemm.setup(handle, types, CUBLAS_OP_N, CUBLAS_OP_T, d, seq, seq, batch, workspace, kWorkspaceBytes);
+        bool ok = qk.setup(lt, types, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, d, batch);
+        ok = ok && pv.setup(lt, types, CUBLAS_OP_N, CUBLAS_OP_N, d, seq, seq, batch);
+        ok = ok && dv_gemm.setup(lt, types, CUBLAS_OP_N, CUBLAS_OP_T, d, seq, seq, batch);
+        ok = ok && dp_gemm.setup(lt, types, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, d, batch);
+        ok = ok && dq_gemm.setup(lt, types, CUBLAS_OP_N, CUBLAS_OP_N, d, seq, seq, batch);
+        ok = ok && dk_gemm.setup(lt, types, CUBLAS_OP_N, CUBLAS_OP_T, d, seq, seq, batch);
         if (ok) {
           const float scale = 1.0f / std::sqrt(static_cast<float>(d));
           const auto bf = [](void* x) { return static_cast<__nv_bfloat16*>(x); };
@@ -157,9 +152,6 @@ void bench_attention(const Options& options, Recorder& recorder) {
       }
     }
   }
-  CUDA_CHECK(cudaFree(workspace));
-  CUBLAS_CHECK(cublasLtDestroy(handle));
-  CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
 }  // namespace hetsim::suite

@@ -57,14 +57,8 @@ std::vector<Gemm> layer_gemms(const ModelShape& s, int64_t tokens, int64_t tp) {
 }  // namespace
 
 void bench_gemm(const Options& options, Recorder& recorder) {
-  cudaStream_t stream = nullptr;
-  CUDA_CHECK(cudaStreamCreate(&stream));
-  cublasLtHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasLtCreate(&handle));
-  // 32 MiB of workspace, what PyTorch gives cuBLASLt on Hopper.
-  constexpr size_t kWorkspaceBytes = 32u << 20;
-  void* workspace = nullptr;
-  CUDA_CHECK(cudaMalloc(&workspace, kWorkspaceBytes));
+  const LtContext lt;
+  const cudaStream_t stream = lt.stream;
   Timer timer(stream, options.quick);
 
   std::vector<const char*> dtypes = {"bf16", "fp16", "tf32"};
@@ -81,7 +75,7 @@ void bench_gemm(const Options& options, Recorder& recorder) {
         for (const int64_t tp : tps) {
           for (const Gemm& g : layer_gemms(kModels[mi], t, tp)) {
             LtGemm gemm;
-            if (!gemm.setup(handle, types, CUBLAS_OP_T, CUBLAS_OP_N, g.n, g.m, g.k, 1, workspace, kWorkspaceBytes)) {
+            if (!gemm.setup(lt, types, CUBLAS_OP_T, CUBLAS_OP_N, g.n, g.m, g.k, 1)) {
               fmt::print("  gemm {} {}x{}x{}: no cuBLASLt algorithm; skipped\n", dtype, g.m, g.n, g.k);
               continue;
             }
@@ -112,9 +106,6 @@ void bench_gemm(const Options& options, Recorder& recorder) {
       }
     }
   }
-  CUDA_CHECK(cudaFree(workspace));
-  CUBLAS_CHECK(cublasLtDestroy(handle));
-  CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
 }  // namespace hetsim::suite

@@ -26,12 +26,11 @@ size_t element_size(cudaDataType_t t) {
   }
 }
 
-bool LtGemm::setup(cublasLtHandle_t handle, const LtTypes& types, cublasOperation_t trans_a,
-                   cublasOperation_t trans_b, int64_t m, int64_t n, int64_t k, int batch, void* workspace,
-                   size_t workspace_bytes) {
-  handle_ = handle;
-  workspace_ = workspace;
-  workspace_bytes_ = workspace_bytes;
+bool LtGemm::setup(const LtContext& context, const LtTypes& types, cublasOperation_t trans_a,
+                   cublasOperation_t trans_b, int64_t m, int64_t n, int64_t k, int batch) {
+  handle_ = context.handle;
+  workspace_ = context.workspace;
+  workspace_bytes_ = LtContext::kWorkspaceBytes;
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, types.compute, CUDA_R_32F));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
@@ -63,6 +62,18 @@ bool LtGemm::setup(cublasLtHandle_t handle, const LtTypes& types, cublasOperatio
   CUBLAS_CHECK(status);
   algo_ = result.algo;
   return true;
+}
+
+LtContext::LtContext() {
+  CUDA_CHECK(cudaStreamCreate(&stream));
+  CUBLAS_CHECK(cublasLtCreate(&handle));
+  CUDA_CHECK(cudaMalloc(&workspace, kWorkspaceBytes));
+}
+
+LtContext::~LtContext() {
+  if (workspace) cudaFree(workspace);
+  if (handle) cublasLtDestroy(handle);
+  if (stream) cudaStreamDestroy(stream);
 }
 
 LtGemm::~LtGemm() {

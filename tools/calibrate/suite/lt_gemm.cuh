@@ -21,11 +21,26 @@ struct LtTypes {
 LtTypes lt_types(const char* dtype);
 size_t element_size(cudaDataType_t t);
 
+// What the GEMMs of one benchmark share: a stream, a cuBLASLt handle and the matmul workspace
+// (32 MiB, what PyTorch gives cuBLASLt on Hopper). Released in reverse order, like LtGemm's
+// descriptors, without throwing from the destructor.
+class LtContext {
+ public:
+  static constexpr size_t kWorkspaceBytes = 32u << 20;
+  LtContext();
+  ~LtContext();
+  LtContext(const LtContext&) = delete;
+  LtContext& operator=(const LtContext&) = delete;
+  cudaStream_t stream = nullptr;
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+};
+
 class LtGemm {
  public:
   // Returns false (and leaves the object unusable) when the heuristic offers no algorithm.
-  bool setup(cublasLtHandle_t handle, const LtTypes& types, cublasOperation_t trans_a, cublasOperation_t trans_b,
-             int64_t m, int64_t n, int64_t k, int batch, void* workspace, size_t workspace_bytes);
+  bool setup(const LtContext& context, const LtTypes& types, cublasOperation_t trans_a,
+             cublasOperation_t trans_b, int64_t m, int64_t n, int64_t k, int batch);
   ~LtGemm();
   LtGemm() = default;
   LtGemm(const LtGemm&) = delete;
