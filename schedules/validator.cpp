@@ -1,17 +1,18 @@
 // The validator runs in three passes, each O(total ops):
 //  1. shape: ranks, chunks, stage_of a bijection, op fields in range, no op twice, none missing;
 //  2. same-rank order: no op listed before a dependency that lives on its own rank;
-//  3. a dependency walk: ranks run their lists in order, a rank blocked on an op that is not
-//     done yet parks on that op and is woken when it completes; if ranks remain parked when
-//     nothing can run, the parked ranks form a wait-for cycle, which is reported.
+//  3. a dependency walk (schedules/dependency_walk.hpp): ranks run their lists in order, a rank
+//     blocked on an op that is not done yet parks on that op and is woken when it completes; if
+//     ranks remain parked when nothing can run, the parked ranks form a wait-for cycle, which is
+//     reported.
 #include "schedules/validator.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 
 #include "base/error.hpp"
+#include "schedules/dependency_walk.hpp"
 
 namespace hetsim {
 
@@ -19,20 +20,6 @@ namespace {
 
 constexpr int kNone = -1;
 constexpr std::size_t kMaxNamed = 8;  // ops listed in one message before "and N more"
-
-// Dense index of (kind, microbatch, stage).
-class OpIndex {
- public:
-  OpIndex(int microbatches, int stages) : microbatches_(microbatches), stages_(stages) {}
-  std::size_t size() const { return 3 * static_cast<std::size_t>(microbatches_) * stages_; }
-  std::size_t of(OpKind kind, int microbatch, int stage) const {
-    return (static_cast<std::size_t>(kind) * microbatches_ + microbatch) * stages_ + stage;
-  }
-
- private:
-  int microbatches_;
-  int stages_;
-};
 
 std::string join_named(const std::vector<std::string>& names, std::size_t total) {
   std::string out;
@@ -200,7 +187,7 @@ void check_same_rank_order(const Timetable& t, const std::vector<RankOp>& locate
     for (std::size_t i = 0; i < list.size(); ++i) {
       for (const RankOp& dep : dependencies(t, located, rank, list[i])) {
         if (dep.rank != rank) continue;
-        const Position& p = where[index.of(dep.op.kind, dep.op.microbatch, t.stage(rank, dep.op.chunk))];
+        const Position& p = where[index.of(t, dep)];
         if (p.index > static_cast<int>(i))
           throw ScheduleError(fmt::format(
               "timetable '{}': {} at position {} is scheduled before {} at position {}, which it "
@@ -211,51 +198,12 @@ void check_same_rank_order(const Timetable& t, const std::vector<RankOp>& locate
   }
 }
 
-// Pass 3: the walk. A rank parks on the first unfinished dependency of its next op; parked ranks
-// on one op form an intrusive list (head per op, next per rank), so the walk allocates O(ops).
-void walk(const Timetable& t, const std::vector<RankOp>& located, const OpIndex& index) {
-  std::vector<bool> done(index.size(), false);
-  std::vector<int> parked_head(index.size(), kNone);
-  std::vector<int> parked_next(static_cast<std::size_t>(t.ranks), kNone);
-  std::vector<RankOp> waits_for(static_cast<std::size_t>(t.ranks));
-  std::vector<std::size_t> next(static_cast<std::size_t>(t.ranks), 0);
-  std::deque<int> runnable;
-  for (int rank = 0; rank < t.ranks; ++rank) runnable.push_back(rank);
-  const auto id_of = [&](const RankOp& op) {
-    return index.of(op.op.kind, op.op.microbatch, t.stage(op.rank, op.op.chunk));
-  };
-  // An overlapped pair is one unit: it starts only when the inputs of both its ops are done.
-  const auto starts = pair_starts(t);
-  while (!runnable.empty()) {
-    const int rank = runnable.front();
-    runnable.pop_front();
-    const auto& list = t.ops[rank];
-    while (next[rank] < list.size()) {
-      const std::size_t unit = starts[rank][next[rank]] ? 2 : 1;
-      const std::size_t first_id = id_of({rank, list[next[rank]]});
-      bool blocked = false;
-      for (std::size_t k = 0; k < unit && !blocked; ++k) {
-        for (const RankOp& dep : dependencies(t, located, rank, list[next[rank] + k])) {
-          const std::size_t dep_id = id_of(dep);
-          if (done[dep_id] || (k > 0 && dep_id == first_id)) continue;
-          waits_for[rank] = dep;
-          parked_next[rank] = parked_head[dep_id];
-          parked_head[dep_id] = rank;
-          blocked = true;
-          break;
-        }
-      }
-      if (blocked) break;
-      for (std::size_t k = 0; k < unit; ++k) {
-        const std::size_t id = id_of({rank, list[next[rank]]});
-        done[id] = true;
-        for (int woken = parked_head[id]; woken != kNone; woken = parked_next[woken])
-          runnable.push_back(woken);
-        parked_head[id] = kNone;
-        ++next[rank];
-      }
-    }
-  }
+// Pass 3: the walk (schedules/dependency_walk.hpp); ranks left with ops are stuck.
+void walk(const Timetable& t, const std::vector<RankOp>& located) {
+  const WalkResult walked =
+      walk_dependencies(t, located, [](int, std::size_t, std::size_t, const UnitDependencies&) {});
+  const std::vector<std::size_t>& next = walked.next;
+  const std::vector<RankOp>& waits_for = walked.waits_for;
   // Every unfinished rank is parked on an op of another unfinished rank (same-rank order was
   // checked), so following waits_for from the lowest unfinished rank must close a cycle.
   int start = kNone;
@@ -292,7 +240,7 @@ void validate(const Timetable& t) {
   const OpIndex index(t.microbatches, t.stages());
   const std::vector<Position> where = place_ops(t, index);
   check_same_rank_order(t, located, index, where);
-  walk(t, located, index);
+  walk(t, located);
 }
 
 }  // namespace hetsim
