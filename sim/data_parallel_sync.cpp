@@ -35,16 +35,16 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
                                     const DataParallelOptions& options) {
   DataParallelSync sync;
   sync.ranks.resize(static_cast<std::size_t>(plan.pp));
-  sync.link_bytes.assign(cluster.links().size(), 0);
   if (plan.dp < 2) return sync;
   const double bucket_params =
       options.bucket_params > 0 ? options.bucket_params : default_bucket_params(plan.dp);
-  const bool sharded = plan.effective_zero_stage() >= 1;
+  const int zero_stage = plan.effective_zero_stage();
+  const bool sharded = zero_stage >= 1;
   const int expert_replicas = plan.expert_data_parallel();
   for (int rank = 0; rank < plan.pp; ++rank) {
     RankSync& rank_sync = sync.ranks[rank];
     rank_sync.overlap = options.overlap_grad_reduce;
-    rank_sync.every_microbatch = plan.effective_zero_stage() == 2;
+    rank_sync.every_microbatch = zero_stage >= 2;
     // Group 0: dense weights, one ring per tensor-parallel index over all replicas. Group 1:
     // routed-expert weights, one ring per (tensor-parallel index, expert-parallel index) over the
     // replicas holding the same experts (every ep-th).
@@ -67,17 +67,15 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
       bottlenecks.push_back(rings.empty() ? RingBottleneck{} : ring_bottleneck(cluster, rings, options.wan_compression));
     }
 
+    // A ring all-gather takes as long as a reduce-scatter of the same size.
     const auto add = [&](std::vector<BucketCollective>& list, CollectiveOp op, double bytes,
                          int chunk, double ready_fraction, int group) {
       const RingBottleneck& b = bottlenecks[group];
       const double seconds =
           op == CollectiveOp::kAllReduce ? ring_all_reduce_s(b, bytes) : ring_reduce_scatter_s(b, bytes);
       list.push_back(BucketCollective{op, bytes, chunk, ready_fraction, group, seconds});
-      for (const RingHops& ring : rank_sync.groups[group])
-        for (const RingHop& hop : ring)
-          for (LinkId link : *hop.route)
-            sync.link_bytes[link] += ring_load(op, static_cast<int>(ring.size()), bytes).hop_bytes * hop.wire_share;
     };
+    if (zero_stage == 3) rank_sync.chunk_gathers.resize(costs[rank].size());
     // Every replica of a rank holds the same layers: replica 0's (worker `rank`) stand for all.
     const auto& chunks = costs[rank];
     for (std::size_t c = 0; c < chunks.size(); ++c) {
@@ -93,9 +91,12 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
           const int chunk = static_cast<int>(c);
           add(rank_sync.gradients, sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
               in_bucket * kGradientBytesPerParam, chunk, ready, group);
-          if (sharded)
+          if (sharded && zero_stage < 3)
             add(rank_sync.parameters, CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1, group);
         }
+        if (zero_stage == 3)
+          add(rank_sync.chunk_gathers[c], CollectiveOp::kAllGather, params * kParamBytesBf16,
+              static_cast<int>(c), 1, group);
       }
     }
   }

@@ -16,7 +16,9 @@
 // distributed optimizer (ZeRO-1) each bucket is reduce-scattered and its updated bf16 parameters
 // all-gathered after the optimizer step; otherwise it is all-reduced. ZeRO-2 keeps only its
 // shard of the gradients, so every microbatch's backward reduce-scatters its buckets (DeepSpeed's
-// stage 2 reduces at each micro-step), m times the traffic of stage 1.
+// stage 2 reduces at each micro-step), m times the traffic of stage 1. ZeRO-3 reduce-scatters
+// the same way, keeps no parameter all-gather after the step, and instead gathers each chunk's
+// bf16 parameters before every forward and backward op (sim/gradient_sync.hpp).
 #include <vector>
 
 #include "models/chunk_cost.hpp"
@@ -39,9 +41,6 @@ struct DataParallelOptions {
 
 struct DataParallelSync {
   std::vector<RankSync> ranks;     // [pipeline rank]
-  // Bytes each link carries in one iteration's synchronisation, by LinkId: what the flow
-  // simulation would count, for the alpha-beta path, which moves no flows.
-  std::vector<double> link_bytes;
 };
 
 // Megatron's default bucket size in parameters for `dp` data-parallel replicas.

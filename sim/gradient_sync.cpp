@@ -35,6 +35,7 @@ GradientSync::GradientSync(Engine& engine, Network* network, const std::vector<R
       buckets_of_chunk_(ranks.size()) {
   stats_.busy_s.assign(ranks.size(), 0);
   stats_.exposed_s.assign(ranks.size(), 0);
+  stats_.gather_s.assign(ranks.size(), 0);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     state_[r].replicas_ready.resize(ranks[r].gradients.size());
     for (std::size_t b = 0; b < ranks[r].gradients.size(); ++b) {
@@ -73,6 +74,56 @@ void GradientSync::gradient_op_started(int rank, int chunk, int occurrence, bool
                      pack(rank, bucket, sync.every_microbatch ? occurrence : 0));
 }
 
+void GradientSync::set_parameter_ops(std::vector<std::vector<int>> chunks,
+                                     std::function<void(int)> gathered) {
+  gathered_ = std::move(gathered);
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    RankState& state = state_[r];
+    state.parameter_chunks = std::move(chunks[r]);
+    for (int chunk : state.parameter_chunks)
+      if (chunk < 0 || static_cast<std::size_t>(chunk) >= ranks_[r].chunk_gathers.size() ||
+          ranks_[r].chunk_gathers[chunk].empty())
+        throw SimulationError("a parameter op's chunk has no parameter gather");
+    state.replicas_started.assign(state.parameter_chunks.size(), 0);
+    maybe_gather(static_cast<int>(r));
+  }
+}
+
+void GradientSync::parameter_op_started(int rank, std::size_t j) {
+  if (++state_[rank].replicas_started[j] == replicas_) maybe_gather(rank);
+}
+
+void GradientSync::maybe_gather(int rank) {
+  RankState& state = state_[rank];
+  const std::size_t j = state.gathers_arrived;
+  if (state.gather_running || j >= state.parameter_chunks.size() ||
+      (j > 0 && state.replicas_started[j - 1] < replicas_))
+    return;
+  state.gather_running = true;
+  state.gather_part = 0;
+  launch(rank, ranks_[rank].chunk_gathers[state.parameter_chunks[j]][0], kGatherStream);
+}
+
+void GradientSync::gather_part_done(int rank) {
+  RankState& state = state_[rank];
+  const auto& parts = ranks_[rank].chunk_gathers[state.parameter_chunks[state.gathers_arrived]];
+  const BucketCollective& done = parts[state.gather_part];
+  stats_.gather_s[rank] += engine_.now() - state.started_s[kGatherStream];
+  if (observer_)
+    for (int replica = 0; replica < replicas_; ++replica)
+      observer_->on_phase(PhaseRecord{replica * static_cast<int>(ranks_.size()) + rank,
+                                      PhaseKind::kWeightGather, state.started_s[kGatherStream],
+                                      engine_.now(), done.bytes, done.op});
+  if (++state.gather_part < parts.size()) {
+    launch(rank, parts[state.gather_part], kGatherStream);
+    return;
+  }
+  state.gather_running = false;
+  ++state.gathers_arrived;
+  gathered_(rank);
+  maybe_gather(rank);
+}
+
 void GradientSync::worker_finished(int rank, double now) {
   RankState& state = state_[rank];
   state.last_op_end_s = std::max(state.last_op_end_s, now);
@@ -92,7 +143,13 @@ void GradientSync::handle(const Event& event) {
       bucket_ready(rank, static_cast<int>((event.payload >> 20) & kField),
                    static_cast<int>(event.payload & kField));
       break;
-    case kCollectiveDone: collective_done(rank); break;
+    case kCollectiveDone:
+      if (((event.payload >> 20) & kField) == kGatherStream) {
+        gather_part_done(rank);
+      } else {
+        collective_done(rank);
+      }
+      break;
     case kOptimizerDone: optimizer_done(rank); break;
     default: throw SimulationError("unknown gradient synchronisation event kind");
   }
@@ -100,7 +157,13 @@ void GradientSync::handle(const Event& event) {
 
 void GradientSync::on_flow_delivered(std::uint64_t token) {
   const int rank = rank_of(token);
-  if (--state_[rank].flows_pending == 0) collective_done(rank);
+  const auto stream = static_cast<Stream>((token >> 20) & kField);
+  if (--state_[rank].flows_pending[stream] > 0) return;
+  if (stream == kGatherStream) {
+    gather_part_done(rank);
+  } else {
+    collective_done(rank);
+  }
 }
 
 void GradientSync::bucket_ready(int rank, int bucket, int occurrence) {
@@ -118,47 +181,54 @@ void GradientSync::launch_next(int rank) {
   if (state.queued < state.queue.size()) {
     state.running = state.queue[state.queued++];
     state.gathering = false;
-    launch(rank, sync.gradients[state.running]);
+    launch(rank, sync.gradients[state.running], kGradientStream);
   } else if (state.optimizer_done && state.gathers_done < sync.parameters.size()) {
     state.running = static_cast<int>(state.gathers_done);
     state.gathering = true;
-    launch(rank, sync.parameters[state.running]);
+    launch(rank, sync.parameters[state.running], kGradientStream);
   }
 }
 
-void GradientSync::launch(int rank, const BucketCollective& collective) {
+void GradientSync::launch(int rank, const BucketCollective& collective, Stream stream) {
   RankState& state = state_[rank];
-  state.started_s = engine_.now();
-  if (network_ == nullptr) {
-    engine_.schedule(collective.alpha_beta_s, handler_id_, kCollectiveDone, pack(rank));
-    return;
-  }
-  state.flows_pending = 0;
+  state.started_s[stream] = engine_.now();
+  int& pending = state.flows_pending[stream];
+  pending = 0;
   for (const RingHops& ring : ranks_[rank].groups[collective.group]) {
     const RingLoad load = ring_load(collective.op, static_cast<int>(ring.size()), collective.bytes);
     for (const RingHop& hop : ring) {
-      ++state.flows_pending;
+      if (network_ == nullptr) {
+        auto& bytes = stats_.alpha_beta_link_bytes;
+        for (int link : *hop.route) {
+          if (bytes.size() <= static_cast<std::size_t>(link)) bytes.resize(link + 1, 0);
+          bytes[link] += load.hop_bytes * hop.wire_share;
+        }
+        continue;
+      }
+      ++pending;
       ++stats_.flows;
       // The network adds the route's latency once; the other steps' latencies come on top.
-      network_->start_flow(*hop.route, load.hop_bytes * hop.wire_share, kTokenBit | pack(rank),
+      network_->start_flow(*hop.route, load.hop_bytes * hop.wire_share, kTokenBit | pack(rank, stream),
                            (load.steps - 1) * hop.latency_s);
     }
   }
-  if (state.flows_pending == 0)
-    engine_.schedule(0, handler_id_, kCollectiveDone, pack(rank));
+  if (pending == 0)
+    engine_.schedule(network_ == nullptr ? collective.alpha_beta_s : 0, handler_id_, kCollectiveDone,
+                     pack(rank, stream));
 }
 
 void GradientSync::collective_done(int rank) {
   RankState& state = state_[rank];
   const RankSync& sync = ranks_[rank];
   const BucketCollective& done = state.gathering ? sync.parameters[state.running] : sync.gradients[state.running];
-  stats_.busy_s[rank] += engine_.now() - state.started_s;
+  stats_.busy_s[rank] += engine_.now() - state.started_s[kGradientStream];
   if (observer_)
     for (int replica = 0; replica < replicas_; ++replica)
       observer_->on_phase(PhaseRecord{replica * static_cast<int>(ranks_.size()) + rank,
                                       state.gathering ? PhaseKind::kParameterGather
                                                       : PhaseKind::kGradientReduce,
-                                      state.started_s, engine_.now(), done.bytes, done.op});
+                                      state.started_s[kGradientStream], engine_.now(), done.bytes,
+                                      done.op});
   state.running = -1;
   if (state.gathering) {
     if (++state.gathers_done == sync.parameters.size()) rank_done_(rank);
@@ -192,7 +262,8 @@ void GradientSync::optimizer_done(int rank) {
 bool GradientSync::finished() const {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const RankState& s = state_[r];
-    if (!s.optimizer_done || s.running >= 0 || s.gathers_done < ranks_[r].parameters.size())
+    if (!s.optimizer_done || s.running >= 0 || s.gathers_done < ranks_[r].parameters.size() ||
+        s.gathers_arrived < s.parameter_chunks.size())
       return false;
   }
   return true;

@@ -16,6 +16,14 @@
 // latencies), so it contends max-min fairly with pipeline traffic and other rings; or, on the
 // alpha-beta path, as a fixed time computed up front. On a uniform ring the two agree exactly with
 // 2(n-1)/n * S/B + 2(n-1) L (tests/sim/gradient_sync_test.cpp).
+//
+// ZeRO-3 (FSDP) shards the weights too: before every forward and backward op (not W, whose weight
+// gradient needs only activations and output gradients) the op's chunk all-gathers its bf16
+// parameters over the same rings. The gathers run on a stream of their own, as FSDP runs
+// all-gathers apart from the gradients' reduce-scatters, one op ahead of compute: the gather for a
+// rank's next such op starts once the previous gather is done and every replica has started the
+// op that needed it (FSDP's backward prefetch, with at most the running op's and the next op's
+// parameters gathered; here a whole model chunk is the gathered unit). An op waits for its gather.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -54,14 +62,21 @@ struct RankSync {
   std::vector<BucketCollective> parameters;  // all-gathers after the optimizer step
   // --overlap-grad-reduce: buckets launch during the last microbatch's backward.
   bool overlap = false;
-  // ZeRO-2: gradients are sharded, not accumulated whole, so every microbatch's backward
+  // ZeRO-2 and 3: gradients are sharded, not accumulated whole, so every microbatch's backward
   // reduce-scatters its buckets (as it produces them), not only the last one's.
   bool every_microbatch = false;
+  // ZeRO-3: [chunk] -> the all-gathers of its parameters before each of its forward and backward
+  // ops (dense, then expert weights); empty otherwise.
+  std::vector<std::vector<BucketCollective>> chunk_gathers;
 };
 
 struct GradientSyncStats {
-  std::vector<double> busy_s;     // [rank] time with a collective in flight
+  std::vector<double> busy_s;     // [rank] time with a gradient collective in flight
   std::vector<double> exposed_s;  // [rank] from the rank's last op to its optimizer step
+  std::vector<double> gather_s;   // [rank] time with a ZeRO-3 parameter gather in flight
+  // [link] bytes the alpha-beta path's collectives would have put on it (flows are counted by
+  // the network); sized up to the highest link used.
+  std::vector<double> alpha_beta_link_bytes;
   std::uint64_t flows = 0;
 };
 
@@ -84,6 +99,14 @@ class GradientSync : public EventHandler {
   // On one replica of `rank`, the `occurrence`-th op (0-based) producing `chunk`'s weight
   // gradients started and lasts `seconds`; `last`: no later op of the rank produces them.
   void gradient_op_started(int rank, int chunk, int occurrence, bool last, double seconds);
+  // ZeRO-3: `chunks[rank]` lists, in the rank's op order, the chunk of each op that needs its
+  // parameters gathered (its j-th "parameter op"); `gathered(rank)` is called whenever one of the
+  // rank's gathers completes. Starts the first gather of every rank.
+  void set_parameter_ops(std::vector<std::vector<int>> chunks, std::function<void(int)> gathered);
+  // Whether the rank's j-th parameter op has its parameters.
+  bool parameters_ready(int rank, std::size_t j) const { return j < state_[rank].gathers_arrived; }
+  // One replica of `rank` started its j-th parameter op.
+  void parameter_op_started(int rank, std::size_t j);
   // One replica of `rank` has run all its ops, at `now`.
   void worker_finished(int rank, double now);
   void on_flow_delivered(std::uint64_t token);
@@ -94,6 +117,9 @@ class GradientSync : public EventHandler {
 
  private:
   enum EventKind : std::uint32_t { kBucketReady, kCollectiveDone, kOptimizerDone };
+  // A rank's two collective streams: gradients (and the parameter all-gathers after the step),
+  // and ZeRO-3's parameter gathers before ops.
+  enum Stream : int { kGradientStream = 0, kGatherStream = 1 };
   struct RankState {
     // [bucket][occurrence] replicas whose gradients for it are complete
     std::vector<std::vector<int>> replicas_ready;
@@ -102,19 +128,27 @@ class GradientSync : public EventHandler {
     std::size_t queued = 0;           // next index of queue to launch
     int running = -1;                 // bucket (or parameter gather) in flight
     bool gathering = false;           // the running collective is a parameter all-gather
-    int flows_pending = 0;
-    double started_s = 0;
+    int flows_pending[2] = {0, 0};    // [stream]
+    double started_s[2] = {0, 0};     // [stream]
     std::size_t gradients_done = 0;
     std::size_t gathers_done = 0;
     int replicas_finished = 0;
     double last_op_end_s = 0;
     bool optimizer_started = false;
     bool optimizer_done = false;
+    // ZeRO-3 gathers before ops: parameter ops j < gathers_arrived have their parameters.
+    std::vector<int> parameter_chunks;  // [j] chunk
+    std::vector<int> replicas_started;  // [j]
+    std::size_t gathers_arrived = 0;
+    bool gather_running = false;
+    std::size_t gather_part = 0;        // which of the chunk's gathers is in flight
   };
   void bucket_ready(int rank, int bucket, int occurrence);
   void launch_next(int rank);
-  void launch(int rank, const BucketCollective& collective);
+  void launch(int rank, const BucketCollective& collective, Stream stream);
   void collective_done(int rank);
+  void maybe_gather(int rank);
+  void gather_part_done(int rank);
   void maybe_step(int rank);
   void optimizer_done(int rank);
 
@@ -126,6 +160,7 @@ class GradientSync : public EventHandler {
   ReplayObserver* observer_;
   std::function<double(int)> step_optimizer_;
   std::function<void(int)> rank_done_;
+  std::function<void(int)> gathered_;
   std::vector<RankState> state_;
   std::vector<std::vector<std::vector<int>>> buckets_of_chunk_;  // [rank][chunk] -> buckets
   GradientSyncStats stats_;

@@ -104,6 +104,32 @@ GradientOps gradient_ops(const Timetable& t) {
   return g;
 }
 
+// ZeRO-3: the ops that need their chunk's parameters gathered (F and B of chunks with gathers),
+// numbered in each rank's op order: [rank][position] -> j or -1, and [rank][j] -> chunk.
+struct ParameterOps {
+  std::vector<std::vector<int>> index;
+  std::vector<std::vector<int>> chunks;
+};
+
+ParameterOps parameter_ops(const Timetable& t, const std::vector<RankSync>& sync) {
+  ParameterOps p;
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    const auto& gathers = sync.empty() ? std::vector<std::vector<BucketCollective>>{} : sync[rank].chunk_gathers;
+    std::vector<int> index(t.ops[rank].size(), -1);
+    std::vector<int> chunks;
+    for (std::size_t i = 0; i < t.ops[rank].size(); ++i) {
+      const ScheduledOp& op = t.ops[rank][i];
+      const bool has_gather = static_cast<std::size_t>(op.chunk) < gathers.size() && !gathers[op.chunk].empty();
+      if (op.kind == OpKind::kWeight || !has_gather) continue;
+      index[i] = static_cast<int>(chunks.size());
+      chunks.push_back(op.chunk);
+    }
+    p.index.push_back(std::move(index));
+    p.chunks.push_back(std::move(chunks));
+  }
+  return p;
+}
+
 class PipelineReplay : public EventHandler, public FlowListener {
  public:
   explicit PipelineReplay(const ReplayInputs& in)
@@ -126,6 +152,11 @@ class PipelineReplay : public EventHandler, public FlowListener {
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
     gradient_ops_ = gradient_ops(t_);
     sync_->set_gradient_ops(gradient_ops_.per_chunk);
+    ParameterOps parameters = parameter_ops(t_, in.sync);
+    parameter_op_ = std::move(parameters.index);
+    sync_->set_parameter_ops(std::move(parameters.chunks), [this](int rank) {
+      for (int replica = 0; replica < in_.replicas; ++replica) try_start(worker_of(replica, rank));
+    });
     stage_location_ = stage_locations(t_);
     // Neighbours along each path, [path][stage] -> stage or -1, so the hot path never searches.
     const std::size_t paths = t_.paths.empty() ? 1 : t_.paths.size();
@@ -163,8 +194,12 @@ class PipelineReplay : public EventHandler, public FlowListener {
     check_finished();
     stats_.events = engine_.events_processed();
     if (network_) stats_.link_bytes = network_->link_bytes();
+    const auto& alpha_beta_bytes = sync_->stats().alpha_beta_link_bytes;
+    if (stats_.link_bytes.size() < alpha_beta_bytes.size()) stats_.link_bytes.resize(alpha_beta_bytes.size(), 0);
+    for (std::size_t l = 0; l < alpha_beta_bytes.size(); ++l) stats_.link_bytes[l] += alpha_beta_bytes[l];
     stats_.sync_busy_s = sync_->stats().busy_s;
     stats_.sync_exposed_s = sync_->stats().exposed_s;
+    stats_.parameter_gather_s = sync_->stats().gather_s;
     stats_.flows += sync_->stats().flows;
     return std::move(stats_);
   }
@@ -232,6 +267,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const auto& ops = t_.ops[rank];
     const ScheduledOp& op = ops[position];
     if (!ready(replica_of(worker), t_.stage(rank, op.chunk), op)) return false;
+    // ZeRO-3: the op's parameters must be gathered (the second op of a pair waits for its own
+    // when it starts, since its gather only begins once the first has started).
+    if (const int j = parameter_op_[rank][position]; j >= 0 && !sync_->parameters_ready(rank, j))
+      return false;
     if (workers_[worker].pair_second || !pair_starts_[rank][position]) return true;
     const ScheduledOp& second = ops[position + 1];
     return ready(replica_of(worker), t_.stage(rank, second.chunk), second);
@@ -280,6 +319,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (!ready_at(worker, state.next_op)) return;
     state.busy = true;
     state.op_start_s = engine_.now();
+    if (const int j = parameter_op_[rank][state.next_op]; j >= 0) sync_->parameter_op_started(rank, j);
     if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
     const ChunkCost& cost = in_.costs[worker][op.chunk];
     if (op.kind == OpKind::kForward) change_activations(worker, activation_change(cost, op.kind));
@@ -593,6 +633,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));
   std::unique_ptr<GradientSync> sync_;
   GradientOps gradient_ops_;
+  std::vector<std::vector<int>> parameter_op_;  // [rank][position] -> ZeRO-3 parameter op or -1
   std::size_t optimizers_done_ = 0;
   ReplayStats stats_;
 };

@@ -66,9 +66,11 @@ struct ReplayStats {
   std::vector<double> first_op_start_s;        // [worker]
   std::vector<double> last_op_end_s;           // [worker]
   std::vector<double> peak_activation_bytes;   // [worker] per GPU
-  std::vector<double> link_bytes;              // [link] bytes carried (network mode)
+  // [link] bytes carried: flows in network mode, plus what alpha-beta collectives would carry
+  std::vector<double> link_bytes;
   std::vector<double> sync_busy_s;             // [rank] time its data-parallel collectives ran
   std::vector<double> sync_exposed_s;          // [rank] last op end to optimizer start
+  std::vector<double> parameter_gather_s;      // [rank] time its ZeRO-3 parameter gathers ran
   double offloaded_bytes = 0;                  // per GPU, summed over workers
   std::uint64_t transfers = 0;
   std::uint64_t flows = 0;

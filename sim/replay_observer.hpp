@@ -37,9 +37,10 @@ struct TransferRecord {
   double bytes_per_gpu = 0;
 };
 
-// The data-parallel phases of a worker: its gradient buckets' reductions, the optimizer step and,
-// with the distributed optimizer, the all-gathers of the updated parameters.
-enum class PhaseKind : std::uint8_t { kGradientReduce, kOptimizer, kParameterGather };
+// The data-parallel phases of a worker: its gradient buckets' reductions, the optimizer step,
+// with the distributed optimizer the all-gathers of the updated parameters and, with ZeRO-3, the
+// all-gathers of a chunk's weights before each forward and backward (on a stream of their own).
+enum class PhaseKind : std::uint8_t { kGradientReduce, kOptimizer, kParameterGather, kWeightGather };
 struct PhaseRecord {
   int worker = 0;
   PhaseKind kind = PhaseKind::kGradientReduce;

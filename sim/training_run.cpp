@@ -373,10 +373,6 @@ Placement place_plan(const Cluster& cluster, const TransformerConfig& model, Par
     throw PlanError(fmt::format("tp {} does not divide the model's {} attention heads", plan.tp,
                                 model.num_heads));
   check_data_parallel_sharding(plan);
-  if (plan.effective_zero_stage() == 3)
-    throw PlanError(
-        "--zero-stage 3 shards the weights, which needs parameter all-gathers before every forward "
-        "and backward; the replay does not simulate them: use --zero-stage 1 or 2");
   const int per_step = plan.micro_batch_size * plan.dp;
   if (plan.global_batch_size % per_step != 0)
     throw PlanError(fmt::format(
@@ -395,6 +391,11 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     throw PlanError(fmt::format("--wan-compression {} must be a ratio >= 1", options.wan_compression));
   if (options.sync_every < 1)
     throw PlanError(fmt::format("--sync-every {} must be >= 1 (1: every step)", options.sync_every));
+  if (options.sync_every > 1 && options.plan.effective_zero_stage() == 3)
+    throw PlanError(fmt::format(
+        "--sync-every {} keeps replicas apart between synchronisations, but --zero-stage 3 shards "
+        "the weights across them: use ZeRO stage 0, 1 or 2 with local steps",
+        options.sync_every));
   result.wan_compression = options.wan_compression;
   result.sync_every = options.sync_every;
   const Placement placement = place_run(cluster, catalog, model, options, plan, &result.site_order);
@@ -486,11 +487,11 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   }
 
   PlacementRoutes routes(cluster, placement, options.wan_compression);
-  DataParallelSync sync =
-      data_parallel_sync(cluster, plan, placement, inputs.costs,
-                         DataParallelOptions{options.overlap_grad_reduce, options.ddp_bucket_params,
-                                             options.wan_compression});
-  inputs.sync = std::move(sync.ranks);
+  inputs.sync = data_parallel_sync(cluster, plan, placement, inputs.costs,
+                                   DataParallelOptions{options.overlap_grad_reduce,
+                                                       options.ddp_bucket_params,
+                                                       options.wan_compression})
+                    .ranks;
   inputs.alpha_beta_collectives = options.alpha_beta_collectives;
 
   for (int w = 0; w < placement.workers(); ++w) {
@@ -512,10 +513,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
         catalog.at(cluster.gpu(placement.worker_gpus(w).front()).gpu_type).pcie_bytes_per_s);
 
   const ReplayStats stats = replay_iteration(inputs);
-  // On the alpha-beta path the synchronisation moves no flows: its bytes are counted here.
   std::vector<double> link_bytes = stats.link_bytes;
-  if (options.alpha_beta_collectives)
-    for (std::size_t l = 0; l < link_bytes.size(); ++l) link_bytes[l] += sync.link_bytes[l];
+  link_bytes.resize(cluster.links().size(), 0);
   // DiLoCo-style local steps: one iteration in sync_every synchronises, the others only step
   // their optimizer; time and traffic are the average over those iterations.
   const double h = options.sync_every;
@@ -532,6 +531,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   for (std::size_t r = 0; r < stats.sync_busy_s.size(); ++r) {
     result.gradient_reduce_s_per_rank.push_back(stats.sync_busy_s[r] / h);
     result.gradient_reduce_exposed_s_per_rank.push_back(stats.sync_exposed_s[r] / h);
+    result.parameter_gather_s_per_rank.push_back(stats.parameter_gather_s[r] / h);
   }
   result.pipeline_time_s = stats.pipeline_end_s;
   result.events = stats.events;

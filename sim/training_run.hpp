@@ -102,6 +102,9 @@ struct RunResult {
   // backward did not hide (from the rank's last op to its optimizer step).
   std::vector<double> gradient_reduce_s_per_rank;
   std::vector<double> gradient_reduce_exposed_s_per_rank;
+  // Per pipeline rank, ZeRO-3 only: how long the parameter all-gathers before its forward and
+  // backward ops ran (on their own stream; an op they delay shows as pipeline idle time).
+  std::vector<double> parameter_gather_s_per_rank;
   std::vector<GpuMemory> memory;         // per GPU
   double peak_memory_bytes = 0;          // max over GPUs
   std::vector<GpuMemory> oom;            // GPUs whose peak exceeds their HBM

@@ -59,15 +59,16 @@ int ReplayTrace::peer_tid(GpuId self, GpuId peer, bool sending, TransferKind kin
   return it->second;
 }
 
-int ReplayTrace::copy_tid(GpuId gpu, bool offload) {
-  auto [it, inserted] = copy_tids_.try_emplace({gpu, offload}, 0);
+int ReplayTrace::stream_tid(GpuId gpu, Stream stream) {
+  auto [it, inserted] = stream_tids_.try_emplace({gpu, stream}, 0);
   if (inserted) {
     const int p = pid(gpu);
     auto [next, unused] = next_peer_tid_.try_emplace(p, kFirstPeerTid);
     it->second = next->second++;
-    writer_.name_thread(p, it->second,
-                        fmt::format("gpu {} host copy {}", gpu, offload ? "offload (D2H)" : "reload (H2D)"),
-                        it->second);
+    const char* what = stream == Stream::kOffload   ? "host copy offload (D2H)"
+                       : stream == Stream::kReload  ? "host copy reload (H2D)"
+                                                    : "ZeRO-3 weight gathers";
+    writer_.name_thread(p, it->second, fmt::format("gpu {} {}", gpu, what), it->second);
   }
   return it->second;
 }
@@ -78,7 +79,7 @@ void ReplayTrace::on_copy(const CopyRecord& r) {
                                       {"chunk", static_cast<long long>(r.op.chunk)},
                                       {"bytes", r.bytes_per_gpu}}};
   for (GpuId g : gpus_of_worker_[r.worker])
-    writer_.slice(pid(g), copy_tid(g, r.offload), name, "copy", r.start_s, r.end_s - r.start_s, args);
+    writer_.slice(pid(g), stream_tid(g, r.offload ? Stream::kOffload : Stream::kReload), name, "copy", r.start_s, r.end_s - r.start_s, args);
 }
 
 void ReplayTrace::on_compute(const ComputeRecord& r) {
@@ -120,17 +121,21 @@ void ReplayTrace::on_transfer(const TransferRecord& r) {
 void ReplayTrace::on_phase(const PhaseRecord& r) {
   const bool collective = r.kind != PhaseKind::kOptimizer;
   name_.clear();
-  if (r.kind == PhaseKind::kOptimizer)
-    fmt::format_to(std::back_inserter(name_), "optimizer step");
-  else
-    fmt::format_to(std::back_inserter(name_), "{} {}",
-                   r.kind == PhaseKind::kGradientReduce ? "gradient" : "parameter", to_string(r.op));
+  switch (r.kind) {
+    case PhaseKind::kOptimizer: fmt::format_to(std::back_inserter(name_), "optimizer step"); break;
+    case PhaseKind::kGradientReduce: fmt::format_to(std::back_inserter(name_), "gradient {}", to_string(r.op)); break;
+    case PhaseKind::kParameterGather: fmt::format_to(std::back_inserter(name_), "parameter {}", to_string(r.op)); break;
+    case PhaseKind::kWeightGather: fmt::format_to(std::back_inserter(name_), "weight {}", to_string(r.op)); break;
+  }
   const std::string_view name(name_.data(), name_.size());
   const std::array<TraceArg, 1> args{{{"bytes", r.bytes_per_gpu}}};
-  for (GpuId g : gpus_of_worker_[r.worker])
-    writer_.slice(pid(g), collective ? reduce_tid(g) : compute_tid(g), name,
-                  collective ? "collective" : "compute", r.start_s, r.end_s - r.start_s,
+  for (GpuId g : gpus_of_worker_[r.worker]) {
+    const int tid = r.kind == PhaseKind::kWeightGather ? stream_tid(g, Stream::kWeightGather)
+                    : collective                       ? reduce_tid(g)
+                                                       : compute_tid(g);
+    writer_.slice(pid(g), tid, name, collective ? "collective" : "compute", r.start_s, r.end_s - r.start_s,
                   std::span<const TraceArg>(args).first(collective ? 1 : 0));
+  }
 }
 
 void ReplayTrace::on_memory(int worker, double time_s, double static_bytes, double activation_bytes) {

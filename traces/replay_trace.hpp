@@ -34,8 +34,9 @@ class ReplayTrace : public ReplayObserver {
   int pid(GpuId gpu) const { return cluster_.gpu(gpu).node + 1; }
   int compute_tid(GpuId gpu) const { return cluster_.gpu(gpu).local_index * 2 + 1; }
   int reduce_tid(GpuId gpu) const { return cluster_.gpu(gpu).local_index * 2 + 2; }
-  // Host copy streams (PipeOffload), named when first used.
-  int copy_tid(GpuId gpu, bool offload);
+  // Streams named when first used: host copies (PipeOffload) and ZeRO-3 weight gathers.
+  enum class Stream { kOffload, kReload, kWeightGather };
+  int stream_tid(GpuId gpu, Stream stream);
   // A stream for traffic between two GPUs in one direction, named when first used.
   int peer_tid(GpuId self, GpuId peer, bool sending, TransferKind kind);
 
@@ -45,7 +46,7 @@ class ReplayTrace : public ReplayObserver {
   ChromeTraceWriter writer_;
   std::map<std::tuple<GpuId, GpuId, bool, TransferKind>, int> peer_tids_;
   std::map<int, int> next_peer_tid_;  // per pid
-  std::map<std::pair<GpuId, bool>, int> copy_tids_;
+  std::map<std::pair<GpuId, Stream>, int> stream_tids_;
   // Looked up per event, so built once: each worker's GPUs and each GPU's memory counter name.
   std::vector<std::vector<GpuId>> gpus_of_worker_;
   std::vector<std::string> memory_counter_name_;

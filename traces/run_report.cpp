@@ -47,6 +47,7 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"wan_compression", r.wan_compression},
         {"sync_every", r.sync_every},
         {"distributed_optimizer", p.distributed_optimizer},
+        {"zero_stage", p.effective_zero_stage()},
         {"overlap_grad_reduce", r.overlap_grad_reduce},
         {"collectives", r.alpha_beta_collectives ? "alpha-beta" : "flow"},
         {"site_order", r.site_order},
@@ -55,6 +56,7 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
       {"pipeline_time_s", r.pipeline_time_s},
       {"gradient_reduce_s_per_rank", r.gradient_reduce_s_per_rank},
       {"gradient_reduce_exposed_s_per_rank", r.gradient_reduce_exposed_s_per_rank},
+      {"parameter_gather_s_per_rank", r.parameter_gather_s_per_rank},
       {"tokens_per_s", r.tokens_per_s},
       {"model_flops_per_iteration", r.model_flops},
       {"mfu", r.mfu},
@@ -103,6 +105,11 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("dp reduction s (ran/exposed)", fmt::format("{}({}, {})", reduce,
                                                     r.overlap_grad_reduce ? "overlapped buckets" : "after the backward",
                                                     r.alpha_beta_collectives ? "alpha-beta" : "flows"));
+  if (p.effective_zero_stage() == 3) {
+    std::string gathers;
+    for (double s : r.parameter_gather_s_per_rank) gathers += fmt::format("{:.4f} ", s);
+    line("ZeRO-3 param gathers s", gathers + "(before each forward and backward)");
+  }
   line("throughput", fmt::format("{:.0f} tokens/s", r.tokens_per_s));
   line("MFU", fmt::format("{:.1f} %", 100 * r.mfu));
   line("bubble fraction", fmt::format("{:.1f} % (idle share of the pipeline time)", 100 * r.bubble_fraction));

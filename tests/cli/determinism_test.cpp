@@ -49,3 +49,21 @@ TEST_CASE("identical runs give identical traces and reports") {
   CHECK(shell(bin + " validate " + (dir / "a.trace.json").string() + " > /dev/null") == 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a ZeRO-3 run's weight gathers get a thread of their own and the trace stays valid") {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-zero3-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string bin = HETSIM_BINARY;
+  const auto trace = dir / "zero3.trace.json";
+  const auto report = dir / "zero3.report.json";
+  // Overlapped reduce-scatters and weight gathers run at the same time on each GPU.
+  REQUIRE(shell(bin + " run --tp 8 --pp 2 --gbs 16 --seq-length 2048 --zero-stage 3 --overlap-grad-reduce --json --trace " +
+                trace.string() + " > " + report.string()) == 0);
+  const auto r = nlohmann::json::parse(slurp(report));
+  CHECK(r["plan"]["zero_stage"] == 3);
+  REQUIRE(r["parameter_gather_s_per_rank"].size() == 2);
+  for (const auto& seconds : r["parameter_gather_s_per_rank"]) CHECK(seconds.get<double>() > 0);
+  CHECK(slurp(trace).find("ZeRO-3 weight gathers") != std::string::npos);
+  CHECK(shell(bin + " validate " + trace.string() + " > /dev/null") == 0);
+  std::filesystem::remove_all(dir);
+}

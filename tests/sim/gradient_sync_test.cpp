@@ -1,7 +1,8 @@
 // Data-parallel gradient reduction during the replay: a bucket's ring as flows agrees with the
 // ring closed form on a uniform ring and with the alpha-beta path; buckets follow Megatron's
 // size rule and, with --overlap-grad-reduce, hide reduction behind the backward; the distributed
-// optimizer reduce-scatters and gathers parameters back.
+// optimizer reduce-scatters and gathers parameters back; ZeRO-2 reduce-scatters every microbatch and
+// ZeRO-3 also gathers the weights before every forward and backward.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -22,8 +23,12 @@ const std::string kRoot = HETSIM_SOURCE_DIR;
 
 struct Phases : ReplayObserver {
   std::vector<PhaseRecord> of_worker_0;
+  std::vector<ComputeRecord> ops_of_worker_0;
   void on_phase(const PhaseRecord& r) override {
     if (r.worker == 0 && r.kind != PhaseKind::kOptimizer) of_worker_0.push_back(r);
+  }
+  void on_compute(const ComputeRecord& r) override {
+    if (r.worker == 0) ops_of_worker_0.push_back(r);
   }
 };
 
@@ -145,4 +150,69 @@ TEST_CASE("ZeRO-2 reduce-scatters every microbatch's gradients: m times the traf
         doctest::Approx(3 * per_reduce / (per_reduce + per_gather)).epsilon(1e-9));
   // Gradients are sharded: less static memory than stage 1.
   CHECK(r2.memory.front().static_bytes < r1.memory.front().static_bytes);
+}
+
+TEST_CASE("ZeRO-3 all-gathers the weights before every forward and backward, one op ahead") {
+  Setup s;
+  RunOptions stage2 = data_parallel_only();
+  stage2.plan.zero_stage = 2;
+  stage2.plan.global_batch_size = 16;  // m = 4 microbatches per replica
+  RunOptions stage3 = stage2;
+  stage3.plan.zero_stage = 3;
+  Phases two;
+  Phases three;
+  const RunResult r2 = simulate_training(s.cluster, s.catalog, s.model, stage2, &two);
+  const RunResult r3 = simulate_training(s.cluster, s.catalog, s.model, stage3, &three);
+  std::vector<PhaseRecord> gathers;
+  for (const PhaseRecord& r : three.of_worker_0)
+    if (r.kind == PhaseKind::kWeightGather) gathers.push_back(r);
+  const int m = 4;
+  REQUIRE(gathers.size() == static_cast<std::size_t>(2 * m));  // one per F and per B, none after the step
+  const double gather_bytes = two.of_worker_0.back().bytes_per_gpu;  // stage 2's gather after the step
+  CHECK(two.of_worker_0.back().kind == PhaseKind::kParameterGather);
+  CHECK(gathers.front().bytes_per_gpu == doctest::Approx(gather_bytes).epsilon(1e-12));
+  // The first gather runs alone on the uniform ring: (n-1)/n S/B + (n-1)L.
+  const double n = 4;
+  const double nic = 400e9 / 8;
+  const double closed = (n - 1) / n * gather_bytes / nic + (n - 1) * s.cluster.route_latency_s(0, 8);
+  CHECK(gathers.front().start_s == 0);
+  CHECK(gathers.front().end_s == doctest::Approx(closed).epsilon(1e-9));
+  // Every op that needs weights starts only after its own gather, and a gather never starts
+  // before the op two places ahead of it (one op ahead of compute).
+  std::size_t j = 0;
+  std::vector<double> param_op_starts;
+  for (const ComputeRecord& op : three.ops_of_worker_0)
+    if (op.op.kind != OpKind::kWeight) param_op_starts.push_back(op.start_s);
+  REQUIRE(param_op_starts.size() == gathers.size());
+  for (; j < gathers.size(); ++j) {
+    CHECK(param_op_starts[j] >= gathers[j].end_s - 1e-12);
+    if (j > 0) CHECK(gathers[j].start_s >= param_op_starts[j - 1] - 1e-12);
+  }
+  CHECK(r3.parameter_gather_s_per_rank[0] > 0);
+  CHECK(r3.iteration_time_s > r2.iteration_time_s);
+  // NIC bytes: 2m gathers replace stage 2's one; reduce-scatters (fp32, twice a gather's bytes)
+  // stay m: (2m - 1) S_g / (m 2 S_g + S_g).
+  CHECK((r3.bytes_nic - r2.bytes_nic) / r2.bytes_nic == doctest::Approx((2.0 * m - 1) / (2.0 * m + 1)).epsilon(1e-9));
+  // The weights are sharded too.
+  CHECK(r3.memory.front().static_bytes < r2.memory.front().static_bytes);
+
+  // The alpha-beta path counts the bytes of every gather and every microbatch's reduce-scatter.
+  for (RunOptions o : {stage2, stage3}) {
+    const RunResult flows = simulate_training(s.cluster, s.catalog, s.model, o);
+    o.alpha_beta_collectives = true;
+    const RunResult closed_forms = simulate_training(s.cluster, s.catalog, s.model, o);
+    CHECK(closed_forms.bytes_nic == doctest::Approx(flows.bytes_nic).epsilon(1e-9));
+    CHECK(closed_forms.iteration_time_s > 0);
+  }
+}
+
+TEST_CASE("ZeRO-3 with local steps is refused") {
+  Setup s;
+  RunOptions o = data_parallel_only();
+  o.plan.zero_stage = 3;
+  o.sync_every = 4;
+  CHECK_THROWS_WITH_AS(simulate_training(s.cluster, s.catalog, s.model, o),
+                       "--sync-every 4 keeps replicas apart between synchronisations, but --zero-stage "
+                       "3 shards the weights across them: use ZeRO stage 0, 1 or 2 with local steps",
+                       PlanError);
 }

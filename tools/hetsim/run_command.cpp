@@ -137,7 +137,8 @@ void add_run_command(CLI::App& app) {
                 "shard optimizer state over data-parallel ranks (ZeRO-1)");
   cmd->add_option("--zero-stage", plan.zero_stage,
                   "ZeRO stage: 0 none, 1 optimizer state sharded (as --use-distributed-optimizer), 2 also "
-                  "gradients (reduce-scattered after every microbatch)")
+                  "gradients (reduce-scattered after every microbatch), 3 also weights (all-gathered before every "
+                  "forward and backward, as FSDP)")
       ->capture_default_str();
   cmd->add_option("--ep,--expert-model-parallel-size", plan.ep,
                   "expert-parallel size (MoE models): ep consecutive data-parallel replicas share "
