@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "models/calibration/csv_importer.hpp"
+#include "models/calibration/curves.hpp"
 #include "models/calibration/evaluation.hpp"
 #include "models/calibration/fit_profile.hpp"
 
@@ -78,6 +80,27 @@ void print_table(const std::string& title, const std::map<std::string, ErrorStat
   }
 }
 
+// How far the same kernel on the same shape moves between vidur's runs, the data's own
+// repeatability: each held-out row of an op whose shape does not depend on the TP degree (norms, residual
+// add, embedding lookup), against the median of the other TP runs' rows of the same shape at the
+// same token count. Measured on one GPU each, those runs differ only in when they ran.
+std::map<std::string, ErrorStats> repeatability(const std::vector<Measurement>& test,
+                                                const std::vector<Measurement>& all) {
+  const auto same_shape = [](const Measurement& a, const Measurement& b) {
+    return a.label == b.label && a.kind == b.kind && a.op == b.op && a.m == b.m && a.n == b.n &&
+           a.k == b.k && a.bytes == b.bytes && a.tag("num_tokens") == b.tag("num_tokens") &&
+           a.tag("tp") != b.tag("tp");
+  };
+  return error_stats(test, [&](const Measurement& m) -> std::optional<double> {
+    if (m.kind != OpKind::kMemoryBound || m.tag("tp") != 2) return std::nullopt;
+    std::vector<double> others;
+    for (const Measurement& o : all)
+      if (same_shape(m, o)) others.push_back(o.seconds);
+    if (others.empty()) return std::nullopt;
+    return median(others);
+  });
+}
+
 // The bounds the data supports (README.md): the whole held-out set within 5% median, each op
 // within 10% median and 25% at the 95th percentile, and every op closer than the roofline. The
 // worst single rows are not bounded: cuBLAS switches kernels between neighbouring token counts
@@ -112,6 +135,18 @@ void cross_validate(const std::string& title, const std::vector<std::vector<Meas
     std::cout << fmt::format("  held-out rows under 20 us (1 us timer steps): {}, median error {:.1f}%\n",
                              tiny.at("").count, 100 * tiny.at("").median_abs_error);
   }
+  std::vector<Measurement> all;
+  for (const auto& ms : files) all.insert(all.end(), ms.begin(), ms.end());
+  const auto repeat = repeatability(s.test, all);
+  std::cout << "  repeatability: held-out TP-2 rows >= 20 us against the same shape timed in the TP 1/4/8 runs\n"
+            << fmt::format("    {:<26} {:>6} {:>13} {:>10} {:>12}\n", "op", "rows", "median_diff_%", "p95_diff_%",
+                           "worst_diff_%");
+  for (const auto& [label, r] : repeat)
+    if (!label.empty())
+      std::cout << fmt::format("    {:<26} {:6} {:13.2f} {:10.2f} {:12.2f}   calibrated median {:.2f}\n", label,
+                               r.count, 100 * r.median_abs_error, 100 * r.p95_abs_error, 100 * r.max_abs_error,
+                               100 * calibrated.at(label).median_abs_error);
+  CHECK(!repeat.empty());
   check_within_bounds(calibrated, roof);
 }
 
