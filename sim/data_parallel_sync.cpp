@@ -75,7 +75,9 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
           op == CollectiveOp::kAllReduce ? ring_all_reduce_s(b, bytes) : ring_reduce_scatter_s(b, bytes);
       list.push_back(BucketCollective{op, bytes, chunk, ready_fraction, group, seconds});
     };
-    if (zero_stage == 3) rank_sync.chunk_gathers.resize(costs[rank].size());
+    const bool gather_before_forward = sharded && zero_stage < 3 && options.overlap_param_gather;
+    rank_sync.gather_before_every_op = zero_stage == 3;
+    if (zero_stage == 3 || gather_before_forward) rank_sync.chunk_gathers.resize(costs[rank].size());
     // Every replica of a rank holds the same layers: replica 0's (worker `rank`) stand for all.
     const auto& chunks = costs[rank];
     for (std::size_t c = 0; c < chunks.size(); ++c) {
@@ -92,12 +94,15 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
           add(rank_sync.gradients, sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
               in_bucket * kGradientBytesPerParam, chunk, ready, group);
           if (sharded && zero_stage < 3)
-            add(rank_sync.parameters, CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1, group);
+            add(gather_before_forward ? rank_sync.chunk_gathers[c] : rank_sync.parameters,
+                CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1, group);
         }
         if (zero_stage == 3)
           add(rank_sync.chunk_gathers[c], CollectiveOp::kAllGather, params * kParamBytesBf16,
               static_cast<int>(c), 1, group);
       }
+      // Buckets fill in backward order; the forward needs them the other way round.
+      if (gather_before_forward) std::reverse(rank_sync.chunk_gathers[c].begin(), rank_sync.chunk_gathers[c].end());
     }
   }
   return sync;

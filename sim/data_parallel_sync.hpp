@@ -35,6 +35,9 @@ inline constexpr double kGradientBytesPerParam = 4;
 
 struct DataParallelOptions {
   bool overlap_grad_reduce = false;  // --overlap-grad-reduce
+  // --overlap-param-gather: the distributed optimizer's parameter all-gathers become gathers
+  // before each chunk's first forward (of the next iteration: the replay is one steady iteration).
+  bool overlap_param_gather = false;
   double bucket_params = 0;          // --ddp-bucket-size; 0: Megatron's default
   double wan_compression = 1;        // bytes crossing a WAN link are divided by it
 };

@@ -85,6 +85,7 @@ void GradientSync::set_parameter_ops(std::vector<std::vector<int>> chunks,
           ranks_[r].chunk_gathers[chunk].empty())
         throw SimulationError("a parameter op's chunk has no parameter gather");
     state.replicas_started.assign(state.parameter_chunks.size(), 0);
+    state.part_arrivals.assign(state.parameter_chunks.size(), {});
     maybe_gather(static_cast<int>(r));
   }
 }
@@ -114,14 +115,15 @@ void GradientSync::gather_part_done(int rank) {
       observer_->on_phase(PhaseRecord{replica * static_cast<int>(ranks_.size()) + rank,
                                       PhaseKind::kWeightGather, state.started_s[kGatherStream],
                                       engine_.now(), done.bytes, done.op});
+  state.part_arrivals[state.gathers_arrived].push_back(engine_.now());
   if (++state.gather_part < parts.size()) {
     launch(rank, parts[state.gather_part], kGatherStream);
-    return;
+  } else {
+    state.gather_running = false;
+    ++state.gathers_arrived;
+    maybe_gather(rank);
   }
-  state.gather_running = false;
-  ++state.gathers_arrived;
   gathered_(rank);
-  maybe_gather(rank);
 }
 
 void GradientSync::worker_finished(int rank, double now) {

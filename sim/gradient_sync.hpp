@@ -23,7 +23,13 @@
 // all-gathers apart from the gradients' reduce-scatters, one op ahead of compute: the gather for a
 // rank's next such op starts once the previous gather is done and every replica has started the
 // op that needed it (FSDP's backward prefetch, with at most the running op's and the next op's
-// parameters gathered; here a whole model chunk is the gathered unit). An op waits for its gather.
+// parameters gathered; a whole model chunk is the prefetched unit). A chunk's gather comes in
+// parts (the dense and expert weights; with --overlap-param-gather, the distributed optimizer's
+// buckets in forward order): an op starts once its first part is there and cannot end before
+// each later part's arrival plus the share of its compute that follows that part's layers.
+// Megatron's --overlap-param-gather uses the same stream and prefetch for the distributed
+// optimizer's parameter all-gathers, moved from after the optimizer step to before each chunk's
+// first forward of the (next, in steady state) iteration.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -65,9 +71,11 @@ struct RankSync {
   // ZeRO-2 and 3: gradients are sharded, not accumulated whole, so every microbatch's backward
   // reduce-scatters its buckets (as it produces them), not only the last one's.
   bool every_microbatch = false;
-  // ZeRO-3: [chunk] -> the all-gathers of its parameters before each of its forward and backward
-  // ops (dense, then expert weights); empty otherwise.
+  // [chunk] -> the all-gathers of its parameters that its ops wait for: with ZeRO-3 before each
+  // of its forward and backward ops (dense, then expert weights); with --overlap-param-gather the
+  // distributed optimizer's buckets, before its first forward only. Empty otherwise.
   std::vector<std::vector<BucketCollective>> chunk_gathers;
+  bool gather_before_every_op = false;  // ZeRO-3; else the first forward only
 };
 
 struct GradientSyncStats {
@@ -99,11 +107,13 @@ class GradientSync : public EventHandler {
   // On one replica of `rank`, the `occurrence`-th op (0-based) producing `chunk`'s weight
   // gradients started and lasts `seconds`; `last`: no later op of the rank produces them.
   void gradient_op_started(int rank, int chunk, int occurrence, bool last, double seconds);
-  // ZeRO-3: `chunks[rank]` lists, in the rank's op order, the chunk of each op that needs its
-  // parameters gathered (its j-th "parameter op"); `gathered(rank)` is called whenever one of the
-  // rank's gathers completes. Starts the first gather of every rank.
+  // `chunks[rank]` lists, in the rank's op order, the chunk of each op that waits for its
+  // parameters to be gathered (its j-th "parameter op"); `gathered(rank)` is called whenever a
+  // part of one of the rank's gathers arrives. Starts the first gather of every rank.
   void set_parameter_ops(std::vector<std::vector<int>> chunks, std::function<void(int)> gathered);
-  // Whether the rank's j-th parameter op has its parameters.
+  // When each part of the rank's j-th parameter op's gather arrived, in part order, so far.
+  const std::vector<double>& part_arrivals(int rank, std::size_t j) const { return state_[rank].part_arrivals[j]; }
+  // Whether every part has arrived.
   bool parameters_ready(int rank, std::size_t j) const { return j < state_[rank].gathers_arrived; }
   // One replica of `rank` started its j-th parameter op.
   void parameter_op_started(int rank, std::size_t j);
@@ -139,6 +149,7 @@ class GradientSync : public EventHandler {
     // ZeRO-3 gathers before ops: parameter ops j < gathers_arrived have their parameters.
     std::vector<int> parameter_chunks;  // [j] chunk
     std::vector<int> replicas_started;  // [j]
+    std::vector<std::vector<double>> part_arrivals;  // [j][part]
     std::size_t gathers_arrived = 0;
     bool gather_running = false;
     std::size_t gather_part = 0;        // which of the chunk's gathers is in flight

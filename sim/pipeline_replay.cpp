@@ -71,7 +71,11 @@ struct WorkerState {
   CopyStream offload;
   CopyStream reload;
   bool busy = false;
+  // Where the running op is: computing; stalled, its compute done but a part of its gathered
+  // parameters missing (no event pending); or ending, its end scheduled once they are all there.
+  enum class OpPhase : std::uint8_t { kComputing, kStalled, kEnding } phase = OpPhase::kComputing;
   double op_start_s = 0;
+  double op_seconds = 0;
   double activation_bytes = 0;
   std::vector<std::uint32_t> channels;  // ids of channels this worker sends on
 };
@@ -104,28 +108,50 @@ GradientOps gradient_ops(const Timetable& t) {
   return g;
 }
 
-// ZeRO-3: the ops that need their chunk's parameters gathered (F and B of chunks with gathers),
-// numbered in each rank's op order: [rank][position] -> j or -1, and [rank][j] -> chunk.
+// The ops that wait for their chunk's parameters to be gathered, numbered in each rank's op
+// order: [rank][position] -> j or -1, and [rank][j] -> chunk. ZeRO-3: every F and B of a chunk
+// with gathers; --overlap-param-gather: each such chunk's first F.
 struct ParameterOps {
   std::vector<std::vector<int>> index;
   std::vector<std::vector<int>> chunks;
+  // [rank][chunk][part]: share of the chunk's gathered bytes in the parts before this one
+  std::vector<std::vector<std::vector<double>>> share_before;
 };
 
 ParameterOps parameter_ops(const Timetable& t, const std::vector<RankSync>& sync) {
   ParameterOps p;
   for (int rank = 0; rank < t.ranks; ++rank) {
     const auto& gathers = sync.empty() ? std::vector<std::vector<BucketCollective>>{} : sync[rank].chunk_gathers;
+    const bool every_op = !sync.empty() && sync[rank].gather_before_every_op;
     std::vector<int> index(t.ops[rank].size(), -1);
     std::vector<int> chunks;
+    std::vector<char> forwarded(gathers.size(), 0);
     for (std::size_t i = 0; i < t.ops[rank].size(); ++i) {
       const ScheduledOp& op = t.ops[rank][i];
       const bool has_gather = static_cast<std::size_t>(op.chunk) < gathers.size() && !gathers[op.chunk].empty();
       if (op.kind == OpKind::kWeight || !has_gather) continue;
+      if (!every_op) {
+        if (op.kind != OpKind::kForward || forwarded[op.chunk]) continue;
+        forwarded[op.chunk] = 1;
+      }
       index[i] = static_cast<int>(chunks.size());
       chunks.push_back(op.chunk);
     }
     p.index.push_back(std::move(index));
     p.chunks.push_back(std::move(chunks));
+    std::vector<std::vector<double>> before;
+    for (const auto& parts : gathers) {
+      double total = 0;
+      for (const BucketCollective& part : parts) total += part.bytes;
+      std::vector<double> shares;
+      double sum = 0;
+      for (const BucketCollective& part : parts) {
+        shares.push_back(total > 0 ? sum / total : 0);
+        sum += part.bytes;
+      }
+      before.push_back(std::move(shares));
+    }
+    p.share_before.push_back(std::move(before));
   }
   return p;
 }
@@ -154,9 +180,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
     sync_->set_gradient_ops(gradient_ops_.per_chunk);
     ParameterOps parameters = parameter_ops(t_, in.sync);
     parameter_op_ = std::move(parameters.index);
-    sync_->set_parameter_ops(std::move(parameters.chunks), [this](int rank) {
-      for (int replica = 0; replica < in_.replicas; ++replica) try_start(worker_of(replica, rank));
-    });
+    gather_share_before_ = std::move(parameters.share_before);
+    sync_->set_parameter_ops(std::move(parameters.chunks), [this](int rank) { parameters_arrived(rank); });
     stage_location_ = stage_locations(t_);
     // Neighbours along each path, [path][stage] -> stage or -1, so the hot path never searches.
     const std::size_t paths = t_.paths.empty() ? 1 : t_.paths.size();
@@ -267,9 +292,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const auto& ops = t_.ops[rank];
     const ScheduledOp& op = ops[position];
     if (!ready(replica_of(worker), t_.stage(rank, op.chunk), op)) return false;
-    // ZeRO-3: the op's parameters must be gathered (the second op of a pair waits for its own
-    // when it starts, since its gather only begins once the first has started).
-    if (const int j = parameter_op_[rank][position]; j >= 0 && !sync_->parameters_ready(rank, j))
+    // The first part of the op's gathered parameters must be there (the second op of a pair
+    // waits for its own when it starts, since its gather only begins once the first has started).
+    if (const int j = parameter_op_[rank][position]; j >= 0 && sync_->part_arrivals(rank, j).empty())
       return false;
     if (workers_[worker].pair_second || !pair_starts_[rank][position]) return true;
     const ScheduledOp& second = ops[position + 1];
@@ -318,6 +343,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const ScheduledOp& op = ops[state.next_op];
     if (!ready_at(worker, state.next_op)) return;
     state.busy = true;
+    state.phase = WorkerState::OpPhase::kComputing;
     state.op_start_s = engine_.now();
     if (const int j = parameter_op_[rank][state.next_op]; j >= 0) sync_->parameter_op_started(rank, j);
     if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
@@ -329,6 +355,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       start_copies(worker);
     }
     const double seconds = op_seconds(cost, op.kind);
+    state.op_seconds = seconds;
     if (const int occurrence = gradient_ops_.occurrence[rank][state.next_op]; occurrence >= 0)
       sync_->gradient_op_started(rank, op.chunk, occurrence, gradient_ops_.last[rank][state.next_op],
                                  seconds);
@@ -344,17 +371,63 @@ class PipelineReplay : public EventHandler, public FlowListener {
       in_.observer->on_memory(worker, engine_.now(), static_bytes(worker), state.activation_bytes);
   }
 
+  // The earliest end of the worker's running op given its gathered parameters' arrivals: each
+  // part's layers run after it arrives. Negative while a part is still missing.
+  double earliest_end_for_parameters(int worker) const {
+    const WorkerState& state = workers_[worker];
+    const int rank = rank_of(worker);
+    const int j = parameter_op_[rank][state.next_op];
+    if (j < 0) return 0;
+    if (!sync_->parameters_ready(rank, j)) return -1;
+    const auto& arrivals = sync_->part_arrivals(rank, j);
+    const auto& before = gather_share_before_[rank][t_.ops[rank][state.next_op].chunk];
+    double end = 0;
+    for (std::size_t k = 0; k < arrivals.size(); ++k)
+      end = std::max(end, arrivals[k] + (1 - before[k]) * state.op_seconds);
+    return end;
+  }
+
+  // A part of a rank's gathered parameters arrived: ops waiting to start may start, and ops that
+  // ran out of gathered layers may end.
+  void parameters_arrived(int rank) {
+    for (int replica = 0; replica < in_.replicas; ++replica) {
+      const int worker = worker_of(replica, rank);
+      WorkerState& state = workers_[worker];
+      if (state.phase != WorkerState::OpPhase::kStalled) {
+        try_start(worker);
+        continue;
+      }
+      const double end = earliest_end_for_parameters(worker);
+      if (end < 0) continue;
+      state.phase = WorkerState::OpPhase::kEnding;
+      engine_.schedule(std::max(0.0, end - engine_.now()), handler_id_, kOpDone, static_cast<std::uint64_t>(worker));
+    }
+  }
+
   void finish_op(int worker) {
     WorkerState& state = workers_[worker];
     const int rank = rank_of(worker);
     const int replica = replica_of(worker);
+    if (state.phase == WorkerState::OpPhase::kComputing) {
+      // Its compute is done; a part of its parameters may still be on the way, or have come late.
+      const double end = earliest_end_for_parameters(worker);
+      if (end < 0) {
+        state.phase = WorkerState::OpPhase::kStalled;
+        return;
+      }
+      if (end > engine_.now()) {
+        state.phase = WorkerState::OpPhase::kEnding;
+        engine_.schedule(end - engine_.now(), handler_id_, kOpDone, static_cast<std::uint64_t>(worker));
+        return;
+      }
+    }
     const ScheduledOp op = t_.ops[rank][state.next_op];
     const int stage = t_.stage(rank, op.chunk);
     const ChunkCost& cost = in_.costs[worker][op.chunk];
     const double now = engine_.now();
     state.busy = false;
     ++state.next_op;
-    stats_.busy_s[worker] += now - state.op_start_s;
+    stats_.busy_s[worker] += state.op_seconds;
     stats_.last_op_end_s[worker] = now;
     stats_.pipeline_end_s = std::max(stats_.pipeline_end_s, now);
     if (in_.observer)
@@ -633,7 +706,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
   const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));
   std::unique_ptr<GradientSync> sync_;
   GradientOps gradient_ops_;
-  std::vector<std::vector<int>> parameter_op_;  // [rank][position] -> ZeRO-3 parameter op or -1
+  std::vector<std::vector<int>> parameter_op_;  // [rank][position] -> parameter op j or -1
+  std::vector<std::vector<std::vector<double>>> gather_share_before_;  // ParameterOps::share_before
   std::size_t optimizers_done_ = 0;
   ReplayStats stats_;
 };

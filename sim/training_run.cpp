@@ -400,6 +400,12 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   result.sync_every = options.sync_every;
   const Placement placement = place_run(cluster, catalog, model, options, plan, &result.site_order);
   result.overlap_grad_reduce = options.overlap_grad_reduce;
+  result.overlap_param_gather = options.overlap_param_gather;
+  if (options.overlap_param_gather &&
+      (!options.overlap_grad_reduce || plan.effective_zero_stage() < 1 || plan.effective_zero_stage() > 2))
+    throw PlanError(
+        "--overlap-param-gather needs the distributed optimizer (--use-distributed-optimizer or "
+        "--zero-stage 1 or 2) and --overlap-grad-reduce, as Megatron-LM requires");
   result.alpha_beta_collectives = options.alpha_beta_collectives;
   if (options.ddp_bucket_params < 0)
     throw PlanError(fmt::format("--ddp-bucket-size {} must be >= 0 parameters (0: Megatron's default)",
@@ -489,6 +495,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   PlacementRoutes routes(cluster, placement, options.wan_compression);
   inputs.sync = data_parallel_sync(cluster, plan, placement, inputs.costs,
                                    DataParallelOptions{options.overlap_grad_reduce,
+                                                       options.overlap_param_gather,
                                                        options.ddp_bucket_params,
                                                        options.wan_compression})
                     .ranks;

@@ -35,6 +35,10 @@ struct RunOptions {
   // Megatron's default); alpha_beta_collectives costs the collectives by closed forms instead of
   // simulating their flows (--collectives alpha-beta).
   bool overlap_grad_reduce = false;
+  // --overlap-param-gather (distributed optimizer, with --overlap-grad-reduce, as Megatron
+  // requires): the updated parameters are gathered during the next iteration's forward, each
+  // chunk's before its first forward, instead of after the optimizer step.
+  bool overlap_param_gather = false;
   double ddp_bucket_params = 0;
   // --placement site-aware: order the sites so that pipeline boundaries cross the fastest WAN
   // links (sim/site_placement.hpp); otherwise Megatron's rank order over the cluster file's GPUs.
@@ -85,6 +89,7 @@ struct RunResult {
   double wan_compression = 1;
   int sync_every = 1;
   bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
   bool alpha_beta_collectives = false;
   std::vector<std::string> site_order;   // --placement site-aware: sites from pipeline rank 0 on
   std::vector<int> layers_per_stage;     // per model slice (virtual stage along a path)
@@ -102,8 +107,9 @@ struct RunResult {
   // backward did not hide (from the rank's last op to its optimizer step).
   std::vector<double> gradient_reduce_s_per_rank;
   std::vector<double> gradient_reduce_exposed_s_per_rank;
-  // Per pipeline rank, ZeRO-3 only: how long the parameter all-gathers before its forward and
-  // backward ops ran (on their own stream; an op they delay shows as pipeline idle time).
+  // Per pipeline rank: how long the weight all-gathers that ops wait for ran (ZeRO-3's before
+  // every forward and backward, or --overlap-param-gather's before each chunk's first forward),
+  // on their own stream; an op they hold back shows as pipeline idle time.
   std::vector<double> parameter_gather_s_per_rank;
   std::vector<GpuMemory> memory;         // per GPU
   double peak_memory_bytes = 0;          // max over GPUs

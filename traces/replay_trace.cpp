@@ -67,7 +67,7 @@ int ReplayTrace::stream_tid(GpuId gpu, Stream stream) {
     it->second = next->second++;
     const char* what = stream == Stream::kOffload   ? "host copy offload (D2H)"
                        : stream == Stream::kReload  ? "host copy reload (H2D)"
-                                                    : "ZeRO-3 weight gathers";
+                                                    : "weight gathers (ZeRO-3 / overlap-param-gather)";
     writer_.name_thread(p, it->second, fmt::format("gpu {} {}", gpu, what), it->second);
   }
   return it->second;

@@ -49,6 +49,7 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"distributed_optimizer", p.distributed_optimizer},
         {"zero_stage", p.effective_zero_stage()},
         {"overlap_grad_reduce", r.overlap_grad_reduce},
+        {"overlap_param_gather", r.overlap_param_gather},
         {"collectives", r.alpha_beta_collectives ? "alpha-beta" : "flow"},
         {"site_order", r.site_order},
         {"layers_per_stage", r.layers_per_stage}}},
@@ -105,10 +106,11 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("dp reduction s (ran/exposed)", fmt::format("{}({}, {})", reduce,
                                                     r.overlap_grad_reduce ? "overlapped buckets" : "after the backward",
                                                     r.alpha_beta_collectives ? "alpha-beta" : "flows"));
-  if (p.effective_zero_stage() == 3) {
+  if (p.effective_zero_stage() == 3 || r.overlap_param_gather) {
     std::string gathers;
     for (double s : r.parameter_gather_s_per_rank) gathers += fmt::format("{:.4f} ", s);
-    line("ZeRO-3 param gathers s", gathers + "(before each forward and backward)");
+    line("weight gathers s", gathers + (r.overlap_param_gather ? "(before each chunk's first forward)"
+                                                               : "(ZeRO-3, before each forward and backward)"));
   }
   line("throughput", fmt::format("{:.0f} tokens/s", r.tokens_per_s));
   line("MFU", fmt::format("{:.1f} %", 100 * r.mfu));

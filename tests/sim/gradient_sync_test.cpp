@@ -5,6 +5,7 @@
 // ZeRO-3 also gathers the weights before every forward and backward.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -215,4 +216,76 @@ TEST_CASE("ZeRO-3 with local steps is refused") {
                        "--sync-every 4 keeps replicas apart between synchronisations, but --zero-stage "
                        "3 shards the weights across them: use ZeRO stage 0, 1 or 2 with local steps",
                        PlanError);
+}
+
+TEST_CASE("--overlap-param-gather gathers each bucket before the next forward needs it") {
+  Setup s;
+  // At 2,048 tokens the first forward outlasts the gathers; at 128 its last layers wait for theirs.
+  for (const int seq : {2048, 128}) {
+    CAPTURE(seq);
+    RunOptions o = data_parallel_only();
+    o.plan.seq_length = seq;
+    o.plan.distributed_optimizer = true;
+    o.overlap_grad_reduce = true;
+    Phases after_step;
+    const RunResult serial = simulate_training(s.cluster, s.catalog, s.model, o, &after_step);
+    o.overlap_param_gather = true;
+    Phases overlapped;
+    const RunResult r = simulate_training(s.cluster, s.catalog, s.model, o, &overlapped);
+    std::vector<PhaseRecord> gathers;
+    double gathered_bytes = 0;
+    for (const PhaseRecord& p : overlapped.of_worker_0) {
+      CHECK(p.kind != PhaseKind::kParameterGather);  // nothing is gathered after the step
+      if (p.kind != PhaseKind::kWeightGather) continue;
+      gathers.push_back(p);
+      gathered_bytes += p.bytes_per_gpu;
+    }
+    double bytes_after_step = 0;
+    std::size_t buckets = 0;
+    for (const PhaseRecord& p : after_step.of_worker_0)
+      if (p.kind == PhaseKind::kParameterGather) {
+        bytes_after_step += p.bytes_per_gpu;
+        ++buckets;
+      }
+    // The same buckets, the last one (the first layers') first.
+    REQUIRE(gathers.size() == buckets);
+    REQUIRE(buckets > 1);
+    CHECK(gathered_bytes == doctest::Approx(bytes_after_step).epsilon(1e-12));
+    CHECK(gathers.front().bytes_per_gpu < gathers.back().bytes_per_gpu);
+    // The first forward waits for the first bucket only: (n-1)/n S/B + (n-1)L on the uniform ring.
+    const double n = 4;
+    const double nic = 400e9 / 8;
+    const double first = (n - 1) / n * gathers.front().bytes_per_gpu / nic + (n - 1) * s.cluster.route_latency_s(0, 8);
+    const ComputeRecord& f0 = overlapped.ops_of_worker_0.front();
+    CHECK(f0.start_s == doctest::Approx(first).epsilon(1e-9));
+    // Each bucket's layers run after it arrives: the forward ends at the latest of its own
+    // duration d and every bucket's arrival plus the share of d after that bucket's start.
+    const ComputeRecord& unhindered = after_step.ops_of_worker_0.front();
+    const double d = unhindered.end_s - unhindered.start_s;
+    double end = f0.start_s + d;
+    double before = 0;
+    for (const PhaseRecord& g : gathers) {
+      end = std::max(end, g.end_s + (1 - before / gathered_bytes) * d);
+      before += g.bytes_per_gpu;
+    }
+    CHECK(f0.end_s == doctest::Approx(end).epsilon(1e-12));
+    CHECK(f0.end_s >= gathers.back().end_s);
+    CHECK(r.parameter_gather_s_per_rank[0] > 0);
+    CHECK(r.iteration_time_s < serial.iteration_time_s);
+    CHECK((f0.end_s - f0.start_s > d + 1e-6) == (seq == 128));
+  }
+}
+
+TEST_CASE("--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce") {
+  Setup s;
+  RunOptions o = data_parallel_only();
+  o.overlap_param_gather = true;
+  o.overlap_grad_reduce = true;
+  const std::string message =
+      "--overlap-param-gather needs the distributed optimizer (--use-distributed-optimizer or "
+      "--zero-stage 1 or 2) and --overlap-grad-reduce, as Megatron-LM requires";
+  CHECK_THROWS_WITH_AS(simulate_training(s.cluster, s.catalog, s.model, o), message.c_str(), PlanError);
+  o.plan.distributed_optimizer = true;
+  o.overlap_grad_reduce = false;
+  CHECK_THROWS_WITH_AS(simulate_training(s.cluster, s.catalog, s.model, o), message.c_str(), PlanError);
 }

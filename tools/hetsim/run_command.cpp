@@ -168,6 +168,9 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--overlap-grad-reduce", args->options.overlap_grad_reduce,
                 "reduce gradients in buckets during the last microbatch's backward (Megatron DDP)");
+  cmd->add_flag("--overlap-param-gather", args->options.overlap_param_gather,
+                "distributed optimizer: gather updated parameters during the next forward, each model chunk's "
+                "before its first forward, instead of after the optimizer step (Megatron)");
   cmd->add_option("--ddp-bucket-size", args->options.ddp_bucket_params,
                   "parameters per gradient bucket (0: Megatron's max(40M, 1M x dp))")
       ->capture_default_str();
