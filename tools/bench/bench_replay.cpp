@@ -89,6 +89,12 @@ int main(int argc, char** argv) {
   };
   // Llama-3-70B, TP8 x PP8, 32 microbatches per replica, on 64 to 512 nodes, before the
   // 16,384-GPU case so that each case's peak RSS is its own high-water mark.
+  // The same 1,024-GPU plan with ZeRO-3: a weight all-gather before every forward and backward.
+  hetsim::RunOptions zero3 = plan(8, 8, 512, 8192, 0, 0);
+  zero3.plan.zero_stage = 3;
+  zero3.overlap_grad_reduce = true;
+  cases.insert(cases.begin() + 1, {"1024-gpu llama-3-70b zero-3", "topologies/clusters/dgx-h100-128node.json",
+                                   "models/configs/llama-3-70b.json", zero3});
   std::vector<std::unique_ptr<ScaledCluster>> scaled;
   for (int nodes : {64, 128, 256, 512}) {
     scaled.push_back(std::make_unique<ScaledCluster>(data, nodes));
