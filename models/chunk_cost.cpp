@@ -181,6 +181,7 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
                      const ExpertParallelLinks& ep_links) {
   check_inputs(model, plan, gpu, span, tp_links, ep_links);
   ChunkCost c;
+  c.layers = span.num_layers;
   const double layers = span.num_layers;
   const int t = plan.tp;
   const double e = activation_element_bytes(plan.dtype);

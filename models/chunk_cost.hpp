@@ -56,6 +56,7 @@ struct ChunkCost {
   // The part of `params` that are routed-expert weights: their gradients are reduced over, and
   // ZeRO shards them over, the expert-data-parallel group (dp / ep), not dp.
   double expert_params = 0;
+  int layers = 0;                     // transformer layers (ZeRO-3 gathers them one by one)
   double optimizer_step_s = 0;        // Adam step over those parameters
 };
 

@@ -29,6 +29,18 @@ RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, doubl
 
 double default_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
 
+double gathered_weight_bytes(const RankSync& sync) {
+  if (!sync.gather_before_every_op) return 0;
+  double largest = 0;
+  for (const auto& units : sync.chunk_gathers)
+    for (const GatherUnit& unit : units) {
+      double bytes = 0;
+      for (const BucketCollective& c : unit.collectives) bytes += c.bytes;
+      largest = std::max(largest, bytes);
+    }
+  return 2 * largest;
+}
+
 DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& plan,
                                     const Placement& placement,
                                     const std::vector<std::vector<ChunkCost>>& costs,
@@ -68,12 +80,11 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
     }
 
     // A ring all-gather takes as long as a reduce-scatter of the same size.
-    const auto add = [&](std::vector<BucketCollective>& list, CollectiveOp op, double bytes,
-                         int chunk, double ready_fraction, int group) {
+    const auto collective = [&](CollectiveOp op, double bytes, int chunk, double ready_fraction, int group) {
       const RingBottleneck& b = bottlenecks[group];
       const double seconds =
           op == CollectiveOp::kAllReduce ? ring_all_reduce_s(b, bytes) : ring_reduce_scatter_s(b, bytes);
-      list.push_back(BucketCollective{op, bytes, chunk, ready_fraction, group, seconds});
+      return BucketCollective{op, bytes, chunk, ready_fraction, group, seconds};
     };
     const bool gather_before_forward = sharded && zero_stage < 3 && options.overlap_param_gather;
     rank_sync.gather_before_every_op = zero_stage == 3;
@@ -81,8 +92,11 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
     // Every replica of a rank holds the same layers: replica 0's (worker `rank`) stand for all.
     const auto& chunks = costs[rank];
     for (std::size_t c = 0; c < chunks.size(); ++c) {
+      const int chunk = static_cast<int>(c);
       const double dense = chunks[c].params - chunks[c].expert_params;
       const double experts = expert_replicas > 1 ? chunks[c].expert_params : 0;
+      std::vector<GatherUnit> none;  // no gathered weights: nothing is added to it
+      auto& units = rank_sync.chunk_gathers.empty() ? none : rank_sync.chunk_gathers[c];
       for (const auto& [params, group] : {std::pair{dense, 0}, std::pair{experts, 1}}) {
         if (params <= 0) continue;
         const bool bucketed = options.overlap_grad_reduce && c == 0;
@@ -90,19 +104,30 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
         for (int b = 0; b < buckets; ++b) {
           const double in_bucket = bucketed ? std::min(bucket_params, params - b * bucket_params) : params;
           const double ready = bucketed ? std::min(1.0, (b + 1) * bucket_params / params) : 1.0;
-          const int chunk = static_cast<int>(c);
-          add(rank_sync.gradients, sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-              in_bucket * kGradientBytesPerParam, chunk, ready, group);
-          if (sharded && zero_stage < 3)
-            add(gather_before_forward ? rank_sync.chunk_gathers[c] : rank_sync.parameters,
-                CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1, group);
+          rank_sync.gradients.push_back(collective(sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
+                                                   in_bucket * kGradientBytesPerParam, chunk, ready, group));
+          if (!sharded || zero_stage == 3) continue;
+          const BucketCollective gather = collective(CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1, group);
+          if (gather_before_forward) {
+            units.push_back(GatherUnit{{gather}, in_bucket / (dense + experts)});
+          } else {
+            rank_sync.parameters.push_back(gather);
+          }
         }
-        if (zero_stage == 3)
-          add(rank_sync.chunk_gathers[c], CollectiveOp::kAllGather, params * kParamBytesBf16,
-              static_cast<int>(c), 1, group);
       }
       // Buckets fill in backward order; the forward needs them the other way round.
-      if (gather_before_forward) std::reverse(rank_sync.chunk_gathers[c].begin(), rank_sync.chunk_gathers[c].end());
+      if (gather_before_forward) std::reverse(units.begin(), units.end());
+      // ZeRO-3: one unit per layer (FSDP wraps each transformer block), its dense weights and,
+      // for MoE, its routed experts; the embedding and LM head are spread over the chunk's layers.
+      const int layers = std::max(1, chunks[c].layers);
+      for (int l = 0; l < layers && zero_stage == 3; ++l) {
+        GatherUnit unit{{}, 1.0 / layers};
+        if (dense > 0)
+          unit.collectives.push_back(collective(CollectiveOp::kAllGather, dense / layers * kParamBytesBf16, chunk, 1, 0));
+        if (experts > 0)
+          unit.collectives.push_back(collective(CollectiveOp::kAllGather, experts / layers * kParamBytesBf16, chunk, 1, 1));
+        if (!unit.collectives.empty()) units.push_back(std::move(unit));
+      }
     }
   }
   return sync;

@@ -46,6 +46,10 @@ struct DataParallelSync {
   std::vector<RankSync> ranks;     // [pipeline rank]
 };
 
+// ZeRO-3's gathered weights on one GPU at their peak, beyond its shard: the largest unit twice
+// (the one being computed on and the one being prefetched); 0 for other stages.
+double gathered_weight_bytes(const RankSync& sync);
+
 // Megatron's default bucket size in parameters for `dp` data-parallel replicas.
 double default_bucket_params(int dp);
 

@@ -74,55 +74,70 @@ void GradientSync::gradient_op_started(int rank, int chunk, int occurrence, bool
                      pack(rank, bucket, sync.every_microbatch ? occurrence : 0));
 }
 
-void GradientSync::set_parameter_ops(std::vector<std::vector<int>> chunks,
-                                     std::function<void(int)> gathered) {
+void GradientSync::set_gathered_ops(std::vector<std::vector<GatheredOp>> ops,
+                                    std::function<void(int)> gathered) {
   gathered_ = std::move(gathered);
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     RankState& state = state_[r];
-    state.parameter_chunks = std::move(chunks[r]);
-    for (int chunk : state.parameter_chunks)
-      if (chunk < 0 || static_cast<std::size_t>(chunk) >= ranks_[r].chunk_gathers.size() ||
-          ranks_[r].chunk_gathers[chunk].empty())
-        throw SimulationError("a parameter op's chunk has no parameter gather");
-    state.replicas_started.assign(state.parameter_chunks.size(), 0);
-    state.part_arrivals.assign(state.parameter_chunks.size(), {});
+    state.gathered_ops = std::move(ops[r]);
+    state.first_unit.clear();
+    state.units_total = 0;
+    for (const GatheredOp& op : state.gathered_ops) {
+      if (op.chunk < 0 || static_cast<std::size_t>(op.chunk) >= ranks_[r].chunk_gathers.size() ||
+          ranks_[r].chunk_gathers[op.chunk].empty())
+        throw SimulationError("a gathered op's chunk has no weights to gather");
+      state.first_unit.push_back(state.units_total);
+      state.units_total += ranks_[r].chunk_gathers[op.chunk].size();
+    }
+    state.replicas_started.assign(state.units_total, 0);
     maybe_gather(static_cast<int>(r));
   }
 }
 
-void GradientSync::parameter_op_started(int rank, std::size_t j) {
-  if (++state_[rank].replicas_started[j] == replicas_) maybe_gather(rank);
+std::size_t GradientSync::units(int rank, std::size_t j) const {
+  return ranks_[rank].chunk_gathers[state_[rank].gathered_ops[j].chunk].size();
+}
+
+const GatherUnit& GradientSync::unit(int rank, std::size_t j, std::size_t u) const {
+  const GatheredOp& op = state_[rank].gathered_ops[j];
+  const auto& units = ranks_[rank].chunk_gathers[op.chunk];
+  return units[op.backward ? units.size() - 1 - u : u];
+}
+
+void GradientSync::unit_started(int rank, std::size_t j, std::size_t u) {
+  if (++state_[rank].replicas_started[state_[rank].first_unit[j] + u] == replicas_) maybe_gather(rank);
 }
 
 void GradientSync::maybe_gather(int rank) {
   RankState& state = state_[rank];
-  const std::size_t j = state.gathers_arrived;
-  if (state.gather_running || j >= state.parameter_chunks.size() ||
-      (j > 0 && state.replicas_started[j - 1] < replicas_))
+  const std::size_t p = state.units_arrived;
+  if (state.gather_running || p >= state.units_total || (p > 0 && state.replicas_started[p - 1] < replicas_))
     return;
+  while (state.gather_op + 1 < state.first_unit.size() && state.first_unit[state.gather_op + 1] <= p)
+    ++state.gather_op;
   state.gather_running = true;
-  state.gather_part = 0;
-  launch(rank, ranks_[rank].chunk_gathers[state.parameter_chunks[j]][0], kGatherStream);
+  state.gather_collective = 0;
+  const GatherUnit& next = unit(rank, state.gather_op, p - state.first_unit[state.gather_op]);
+  launch(rank, next.collectives.front(), kGatherStream);
 }
 
-void GradientSync::gather_part_done(int rank) {
+void GradientSync::gather_collective_done(int rank) {
   RankState& state = state_[rank];
-  const auto& parts = ranks_[rank].chunk_gathers[state.parameter_chunks[state.gathers_arrived]];
-  const BucketCollective& done = parts[state.gather_part];
+  const GatherUnit& current = unit(rank, state.gather_op, state.units_arrived - state.first_unit[state.gather_op]);
+  const BucketCollective& done = current.collectives[state.gather_collective];
   stats_.gather_s[rank] += engine_.now() - state.started_s[kGatherStream];
   if (observer_)
     for (int replica = 0; replica < replicas_; ++replica)
       observer_->on_phase(PhaseRecord{replica * static_cast<int>(ranks_.size()) + rank,
                                       PhaseKind::kWeightGather, state.started_s[kGatherStream],
                                       engine_.now(), done.bytes, done.op});
-  state.part_arrivals[state.gathers_arrived].push_back(engine_.now());
-  if (++state.gather_part < parts.size()) {
-    launch(rank, parts[state.gather_part], kGatherStream);
-  } else {
-    state.gather_running = false;
-    ++state.gathers_arrived;
-    maybe_gather(rank);
+  if (++state.gather_collective < current.collectives.size()) {
+    launch(rank, current.collectives[state.gather_collective], kGatherStream);
+    return;
   }
+  state.gather_running = false;
+  ++state.units_arrived;
+  maybe_gather(rank);
   gathered_(rank);
 }
 
@@ -147,7 +162,7 @@ void GradientSync::handle(const Event& event) {
       break;
     case kCollectiveDone:
       if (((event.payload >> 20) & kField) == kGatherStream) {
-        gather_part_done(rank);
+        gather_collective_done(rank);
       } else {
         collective_done(rank);
       }
@@ -162,7 +177,7 @@ void GradientSync::on_flow_delivered(std::uint64_t token) {
   const auto stream = static_cast<Stream>((token >> 20) & kField);
   if (--state_[rank].flows_pending[stream] > 0) return;
   if (stream == kGatherStream) {
-    gather_part_done(rank);
+    gather_collective_done(rank);
   } else {
     collective_done(rank);
   }
@@ -265,7 +280,7 @@ bool GradientSync::finished() const {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const RankState& s = state_[r];
     if (!s.optimizer_done || s.running >= 0 || s.gathers_done < ranks_[r].parameters.size() ||
-        s.gathers_arrived < s.parameter_chunks.size())
+        s.units_arrived < s.units_total)
       return false;
   }
   return true;

@@ -17,19 +17,20 @@
 // alpha-beta path, as a fixed time computed up front. On a uniform ring the two agree exactly with
 // 2(n-1)/n * S/B + 2(n-1) L (tests/sim/gradient_sync_test.cpp).
 //
-// ZeRO-3 (FSDP) shards the weights too: before every forward and backward op (not W, whose weight
-// gradient needs only activations and output gradients) the op's chunk all-gathers its bf16
-// parameters over the same rings. The gathers run on a stream of their own, as FSDP runs
-// all-gathers apart from the gradients' reduce-scatters, one op ahead of compute: the gather for a
-// rank's next such op starts once the previous gather is done and every replica has started the
-// op that needed it (FSDP's backward prefetch, with at most the running op's and the next op's
-// parameters gathered; a whole model chunk is the prefetched unit). A chunk's gather comes in
-// parts (the dense and expert weights; with --overlap-param-gather, the distributed optimizer's
-// buckets in forward order): an op starts once its first part is there and cannot end before
-// each later part's arrival plus the share of its compute that follows that part's layers.
-// Megatron's --overlap-param-gather uses the same stream and prefetch for the distributed
-// optimizer's parameter all-gathers, moved from after the optimizer step to before each chunk's
-// first forward of the (next, in steady state) iteration.
+// Weights gathered before compute. ZeRO-3 (FSDP) shards the weights too: every forward and
+// backward op (not W, whose weight gradient needs only activations and output gradients)
+// all-gathers its chunk's bf16 weights over the same rings, one layer (FSDP's wrapped unit) at a
+// time, in the order the op runs them (backward: last layer first). Megatron's
+// --overlap-param-gather moves the distributed optimizer's parameter all-gathers from after the
+// optimizer step to before each chunk's first forward (of the next iteration; the replay is one
+// steady iteration), one bucket at a time, the first layers' bucket first. Either way:
+//   - the gathers run on a stream of their own (FSDP's all-gather stream; Megatron's separate
+//     communicator), one unit at a time, one unit ahead of compute: a unit's gather starts once
+//     the previous unit's gather is done and every replica has started computing on that
+//     previous unit (FSDP's prefetch with its limit of two all-gathers in flight; Megatron's
+//     forward pre-hook that dispatches the next bucket's all-gather);
+//   - an op computes unit by unit, each for its share of the op's time, and stalls before a unit
+//     whose weights have not arrived.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -60,6 +61,13 @@ struct BucketCollective {
   double alpha_beta_s = 0;   // its time on the alpha-beta path
 };
 
+// A unit of a chunk's gathered weights: the collectives that bring it (dense weights, then
+// routed-expert weights) and the share of an op's compute that runs on it.
+struct GatherUnit {
+  std::vector<BucketCollective> collectives;
+  double compute_share = 0;
+};
+
 struct RankSync {
   // [group] -> the rings that run together for one collective (one per tensor-parallel index, and
   // per expert-parallel index for expert weights), each with n >= 2 hops.
@@ -71,10 +79,10 @@ struct RankSync {
   // ZeRO-2 and 3: gradients are sharded, not accumulated whole, so every microbatch's backward
   // reduce-scatters its buckets (as it produces them), not only the last one's.
   bool every_microbatch = false;
-  // [chunk] -> the all-gathers of its parameters that its ops wait for: with ZeRO-3 before each
-  // of its forward and backward ops (dense, then expert weights); with --overlap-param-gather the
+  // [chunk] -> the units its gathered ops compute on, in forward order: with ZeRO-3 its layers,
+  // gathered before each of its forward and backward ops; with --overlap-param-gather the
   // distributed optimizer's buckets, before its first forward only. Empty otherwise.
-  std::vector<std::vector<BucketCollective>> chunk_gathers;
+  std::vector<std::vector<GatherUnit>> chunk_gathers;
   bool gather_before_every_op = false;  // ZeRO-3; else the first forward only
 };
 
@@ -107,16 +115,24 @@ class GradientSync : public EventHandler {
   // On one replica of `rank`, the `occurrence`-th op (0-based) producing `chunk`'s weight
   // gradients started and lasts `seconds`; `last`: no later op of the rank produces them.
   void gradient_op_started(int rank, int chunk, int occurrence, bool last, double seconds);
-  // `chunks[rank]` lists, in the rank's op order, the chunk of each op that waits for its
-  // parameters to be gathered (its j-th "parameter op"); `gathered(rank)` is called whenever a
-  // part of one of the rank's gathers arrives. Starts the first gather of every rank.
-  void set_parameter_ops(std::vector<std::vector<int>> chunks, std::function<void(int)> gathered);
-  // When each part of the rank's j-th parameter op's gather arrived, in part order, so far.
-  const std::vector<double>& part_arrivals(int rank, std::size_t j) const { return state_[rank].part_arrivals[j]; }
-  // Whether every part has arrived.
-  bool parameters_ready(int rank, std::size_t j) const { return j < state_[rank].gathers_arrived; }
-  // One replica of `rank` started its j-th parameter op.
-  void parameter_op_started(int rank, std::size_t j);
+  // An op that computes on gathered weights: its chunk, and whether it runs the chunk's units
+  // backwards (a backward op).
+  struct GatheredOp {
+    int chunk = 0;
+    bool backward = false;
+  };
+  // `ops[rank]` lists the rank's gathered ops in its op order (the j-th is its "gathered op j");
+  // `gathered(rank)` is called whenever one of the rank's units arrives. Starts the first gather
+  // of every rank.
+  void set_gathered_ops(std::vector<std::vector<GatheredOp>> ops, std::function<void(int)> gathered);
+  // The units of the rank's gathered op j, u-th in its compute order.
+  std::size_t units(int rank, std::size_t j) const;
+  const GatherUnit& unit(int rank, std::size_t j, std::size_t u) const;
+  bool unit_arrived(int rank, std::size_t j, std::size_t u) const {
+    return state_[rank].first_unit[j] + u < state_[rank].units_arrived;
+  }
+  // One replica of `rank` started computing on unit u of its gathered op j.
+  void unit_started(int rank, std::size_t j, std::size_t u);
   // One replica of `rank` has run all its ops, at `now`.
   void worker_finished(int rank, double now);
   void on_flow_delivered(std::uint64_t token);
@@ -146,20 +162,23 @@ class GradientSync : public EventHandler {
     double last_op_end_s = 0;
     bool optimizer_started = false;
     bool optimizer_done = false;
-    // ZeRO-3 gathers before ops: parameter ops j < gathers_arrived have their parameters.
-    std::vector<int> parameter_chunks;  // [j] chunk
-    std::vector<int> replicas_started;  // [j]
-    std::vector<std::vector<double>> part_arrivals;  // [j][part]
-    std::size_t gathers_arrived = 0;
+    // Gathered ops and their units, numbered across the rank in gather order (unit p of the rank
+    // is unit p - first_unit[j] of op j).
+    std::vector<GatheredOp> gathered_ops;  // [j]
+    std::vector<std::size_t> first_unit;   // [j]
+    std::vector<int> replicas_started;     // [p]
+    std::size_t units_total = 0;
+    std::size_t units_arrived = 0;         // units p < units_arrived are there
+    std::size_t gather_op = 0;             // op j of the unit in flight (or next)
     bool gather_running = false;
-    std::size_t gather_part = 0;        // which of the chunk's gathers is in flight
+    std::size_t gather_collective = 0;     // which of the unit's collectives is in flight
   };
   void bucket_ready(int rank, int bucket, int occurrence);
   void launch_next(int rank);
   void launch(int rank, const BucketCollective& collective, Stream stream);
   void collective_done(int rank);
   void maybe_gather(int rank);
-  void gather_part_done(int rank);
+  void gather_collective_done(int rank);
   void maybe_step(int rank);
   void optimizer_done(int rank);
 

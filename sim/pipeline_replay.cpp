@@ -71,9 +71,10 @@ struct WorkerState {
   CopyStream offload;
   CopyStream reload;
   bool busy = false;
-  // Where the running op is: computing; stalled, its compute done but a part of its gathered
-  // parameters missing (no event pending); or ending, its end scheduled once they are all there.
-  enum class OpPhase : std::uint8_t { kComputing, kStalled, kEnding } phase = OpPhase::kComputing;
+  // An op on gathered weights computes unit by unit: the one it is on, and whether it waits for
+  // the next one's weights (no event pending).
+  std::size_t unit = 0;
+  bool stalled = false;
   double op_start_s = 0;
   double op_seconds = 0;
   double activation_bytes = 0;
@@ -108,52 +109,37 @@ GradientOps gradient_ops(const Timetable& t) {
   return g;
 }
 
-// The ops that wait for their chunk's parameters to be gathered, numbered in each rank's op
-// order: [rank][position] -> j or -1, and [rank][j] -> chunk. ZeRO-3: every F and B of a chunk
+// The ops that compute on gathered weights, numbered in each rank's op order: [rank][position]
+// -> j or -1, and [rank][j] -> the op's chunk and direction. ZeRO-3: every F and B of a chunk
 // with gathers; --overlap-param-gather: each such chunk's first F.
-struct ParameterOps {
+struct GatheredOps {
   std::vector<std::vector<int>> index;
-  std::vector<std::vector<int>> chunks;
-  // [rank][chunk][part]: share of the chunk's gathered bytes in the parts before this one
-  std::vector<std::vector<std::vector<double>>> share_before;
+  std::vector<std::vector<GradientSync::GatheredOp>> ops;
 };
 
-ParameterOps parameter_ops(const Timetable& t, const std::vector<RankSync>& sync) {
-  ParameterOps p;
+GatheredOps gathered_ops(const Timetable& t, const std::vector<RankSync>& sync) {
+  GatheredOps g;
   for (int rank = 0; rank < t.ranks; ++rank) {
-    const auto& gathers = sync.empty() ? std::vector<std::vector<BucketCollective>>{} : sync[rank].chunk_gathers;
+    const std::size_t chunks = sync.empty() ? 0 : sync[rank].chunk_gathers.size();
     const bool every_op = !sync.empty() && sync[rank].gather_before_every_op;
     std::vector<int> index(t.ops[rank].size(), -1);
-    std::vector<int> chunks;
-    std::vector<char> forwarded(gathers.size(), 0);
+    std::vector<GradientSync::GatheredOp> ops;
+    std::vector<char> forwarded(chunks, 0);
     for (std::size_t i = 0; i < t.ops[rank].size(); ++i) {
       const ScheduledOp& op = t.ops[rank][i];
-      const bool has_gather = static_cast<std::size_t>(op.chunk) < gathers.size() && !gathers[op.chunk].empty();
-      if (op.kind == OpKind::kWeight || !has_gather) continue;
+      const auto chunk = static_cast<std::size_t>(op.chunk);
+      if (op.kind == OpKind::kWeight || chunk >= chunks || sync[rank].chunk_gathers[chunk].empty()) continue;
       if (!every_op) {
-        if (op.kind != OpKind::kForward || forwarded[op.chunk]) continue;
-        forwarded[op.chunk] = 1;
+        if (op.kind != OpKind::kForward || forwarded[chunk]) continue;
+        forwarded[chunk] = 1;
       }
-      index[i] = static_cast<int>(chunks.size());
-      chunks.push_back(op.chunk);
+      index[i] = static_cast<int>(ops.size());
+      ops.push_back({op.chunk, op.kind == OpKind::kBackward});
     }
-    p.index.push_back(std::move(index));
-    p.chunks.push_back(std::move(chunks));
-    std::vector<std::vector<double>> before;
-    for (const auto& parts : gathers) {
-      double total = 0;
-      for (const BucketCollective& part : parts) total += part.bytes;
-      std::vector<double> shares;
-      double sum = 0;
-      for (const BucketCollective& part : parts) {
-        shares.push_back(total > 0 ? sum / total : 0);
-        sum += part.bytes;
-      }
-      before.push_back(std::move(shares));
-    }
-    p.share_before.push_back(std::move(before));
+    g.index.push_back(std::move(index));
+    g.ops.push_back(std::move(ops));
   }
-  return p;
+  return g;
 }
 
 class PipelineReplay : public EventHandler, public FlowListener {
@@ -178,10 +164,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
     gradient_ops_ = gradient_ops(t_);
     sync_->set_gradient_ops(gradient_ops_.per_chunk);
-    ParameterOps parameters = parameter_ops(t_, in.sync);
-    parameter_op_ = std::move(parameters.index);
-    gather_share_before_ = std::move(parameters.share_before);
-    sync_->set_parameter_ops(std::move(parameters.chunks), [this](int rank) { parameters_arrived(rank); });
+    GatheredOps gathered = gathered_ops(t_, in.sync);
+    gathered_op_ = std::move(gathered.index);
+    sync_->set_gathered_ops(std::move(gathered.ops), [this](int rank) { unit_arrived(rank); });
     stage_location_ = stage_locations(t_);
     // Neighbours along each path, [path][stage] -> stage or -1, so the hot path never searches.
     const std::size_t paths = t_.paths.empty() ? 1 : t_.paths.size();
@@ -292,10 +277,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const auto& ops = t_.ops[rank];
     const ScheduledOp& op = ops[position];
     if (!ready(replica_of(worker), t_.stage(rank, op.chunk), op)) return false;
-    // The first part of the op's gathered parameters must be there (the second op of a pair
-    // waits for its own when it starts, since its gather only begins once the first has started).
-    if (const int j = parameter_op_[rank][position]; j >= 0 && sync_->part_arrivals(rank, j).empty())
-      return false;
+    // The op's first unit of gathered weights must be there (the second op of a pair waits for
+    // its own when it starts, since its gather only begins once the first has started).
+    if (const int j = gathered_op_[rank][position]; j >= 0 && !sync_->unit_arrived(rank, j, 0)) return false;
     if (workers_[worker].pair_second || !pair_starts_[rank][position]) return true;
     const ScheduledOp& second = ops[position + 1];
     return ready(replica_of(worker), t_.stage(rank, second.chunk), second);
@@ -343,9 +327,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const ScheduledOp& op = ops[state.next_op];
     if (!ready_at(worker, state.next_op)) return;
     state.busy = true;
-    state.phase = WorkerState::OpPhase::kComputing;
     state.op_start_s = engine_.now();
-    if (const int j = parameter_op_[rank][state.next_op]; j >= 0) sync_->parameter_op_started(rank, j);
     if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
     const ChunkCost& cost = in_.costs[worker][op.chunk];
     if (op.kind == OpKind::kForward) change_activations(worker, activation_change(cost, op.kind));
@@ -356,10 +338,15 @@ class PipelineReplay : public EventHandler, public FlowListener {
     }
     const double seconds = op_seconds(cost, op.kind);
     state.op_seconds = seconds;
+    state.unit = 0;
+    state.stalled = false;
     if (const int occurrence = gradient_ops_.occurrence[rank][state.next_op]; occurrence >= 0)
       sync_->gradient_op_started(rank, op.chunk, occurrence, gradient_ops_.last[rank][state.next_op],
                                  seconds);
-    engine_.schedule(seconds, handler_id_, kOpDone, static_cast<std::uint64_t>(worker));
+    const int j = gathered_op_[rank][state.next_op];
+    if (j >= 0) sync_->unit_started(rank, j, 0);
+    engine_.schedule(j >= 0 ? seconds * sync_->unit(rank, j, 0).compute_share : seconds, handler_id_, kOpDone,
+                     static_cast<std::uint64_t>(worker));
   }
 
   void change_activations(int worker, double delta) {
@@ -371,36 +358,29 @@ class PipelineReplay : public EventHandler, public FlowListener {
       in_.observer->on_memory(worker, engine_.now(), static_bytes(worker), state.activation_bytes);
   }
 
-  // The earliest end of the worker's running op given its gathered parameters' arrivals: each
-  // part's layers run after it arrives. Negative while a part is still missing.
-  double earliest_end_for_parameters(int worker) const {
-    const WorkerState& state = workers_[worker];
+  // Starts computing on the next unit of the worker's gathered op if its weights are there;
+  // otherwise the op stalls until they arrive.
+  void next_unit(int worker) {
+    WorkerState& state = workers_[worker];
     const int rank = rank_of(worker);
-    const int j = parameter_op_[rank][state.next_op];
-    if (j < 0) return 0;
-    if (!sync_->parameters_ready(rank, j)) return -1;
-    const auto& arrivals = sync_->part_arrivals(rank, j);
-    const auto& before = gather_share_before_[rank][t_.ops[rank][state.next_op].chunk];
-    double end = 0;
-    for (std::size_t k = 0; k < arrivals.size(); ++k)
-      end = std::max(end, arrivals[k] + (1 - before[k]) * state.op_seconds);
-    return end;
+    const int j = gathered_op_[rank][state.next_op];
+    state.stalled = !sync_->unit_arrived(rank, j, state.unit + 1);
+    if (state.stalled) return;
+    ++state.unit;
+    sync_->unit_started(rank, j, state.unit);
+    engine_.schedule(state.op_seconds * sync_->unit(rank, j, state.unit).compute_share, handler_id_, kOpDone,
+                     static_cast<std::uint64_t>(worker));
   }
 
-  // A part of a rank's gathered parameters arrived: ops waiting to start may start, and ops that
-  // ran out of gathered layers may end.
-  void parameters_arrived(int rank) {
+  // A unit of a rank's gathered weights arrived: stalled ops go on, idle workers may start.
+  void unit_arrived(int rank) {
     for (int replica = 0; replica < in_.replicas; ++replica) {
       const int worker = worker_of(replica, rank);
-      WorkerState& state = workers_[worker];
-      if (state.phase != WorkerState::OpPhase::kStalled) {
+      if (workers_[worker].stalled) {
+        next_unit(worker);
+      } else {
         try_start(worker);
-        continue;
       }
-      const double end = earliest_end_for_parameters(worker);
-      if (end < 0) continue;
-      state.phase = WorkerState::OpPhase::kEnding;
-      engine_.schedule(std::max(0.0, end - engine_.now()), handler_id_, kOpDone, static_cast<std::uint64_t>(worker));
     }
   }
 
@@ -408,18 +388,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
     WorkerState& state = workers_[worker];
     const int rank = rank_of(worker);
     const int replica = replica_of(worker);
-    if (state.phase == WorkerState::OpPhase::kComputing) {
-      // Its compute is done; a part of its parameters may still be on the way, or have come late.
-      const double end = earliest_end_for_parameters(worker);
-      if (end < 0) {
-        state.phase = WorkerState::OpPhase::kStalled;
-        return;
-      }
-      if (end > engine_.now()) {
-        state.phase = WorkerState::OpPhase::kEnding;
-        engine_.schedule(end - engine_.now(), handler_id_, kOpDone, static_cast<std::uint64_t>(worker));
-        return;
-      }
+    // An op on gathered weights ends with its last unit.
+    if (const int j = gathered_op_[rank][state.next_op]; j >= 0 && state.unit + 1 < sync_->units(rank, j)) {
+      next_unit(worker);
+      return;
     }
     const ScheduledOp op = t_.ops[rank][state.next_op];
     const int stage = t_.stage(rank, op.chunk);
@@ -706,8 +678,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));
   std::unique_ptr<GradientSync> sync_;
   GradientOps gradient_ops_;
-  std::vector<std::vector<int>> parameter_op_;  // [rank][position] -> parameter op j or -1
-  std::vector<std::vector<std::vector<double>>> gather_share_before_;  // ParameterOps::share_before
+  std::vector<std::vector<int>> gathered_op_;  // [rank][position] -> gathered op j or -1
   std::size_t optimizers_done_ = 0;
   ReplayStats stats_;
 };

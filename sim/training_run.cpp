@@ -508,7 +508,9 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
         static_memory(params_on_gpu[w] - expert_params_on_gpu[w], expert_params_on_gpu[w], plan);
     const int versions =
         timetable.weight_versions.empty() ? 1 : timetable.weight_versions[placement.rank_of(w)];
-    inputs.static_bytes.push_back(memory.total() + (versions - 1) * memory.weights_bytes);
+    const double gathered =
+        inputs.sync.empty() ? 0.0 : gathered_weight_bytes(inputs.sync[placement.rank_of(w)]);
+    inputs.static_bytes.push_back(memory.total() + (versions - 1) * memory.weights_bytes + gathered);
   }
 
   inputs.routes = &routes;

@@ -50,10 +50,14 @@ TEST_CASE("expert parallelism that does not divide data parallelism is refused")
 }
 
 TEST_CASE("ZeRO-3 with expert parallelism: weights sharded further, every rank gathers before its ops") {
-  const RunResult stage1 = run(8, 1);
+  // Stage 2 reduce-scatters as stage 3 does; stage 3 adds the weight gathers on the same links.
+  const RunResult stage2 = run(8, 2);
   const RunResult stage3 = run(8, 3);
-  CHECK(stage3.parameter_gather_s_per_rank.size() == stage1.gradient_reduce_s_per_rank.size());
+  CHECK(stage3.parameter_gather_s_per_rank.size() == stage2.gradient_reduce_s_per_rank.size());
   for (double g : stage3.parameter_gather_s_per_rank) CHECK(g > 0);
-  CHECK(stage3.memory.front().static_bytes < stage1.memory.front().static_bytes);
-  CHECK(stage3.iteration_time_s > stage1.iteration_time_s);
+  CHECK(stage3.memory.front().static_bytes < stage2.memory.front().static_bytes);
+  // The gathers hold compute back; the iteration as a whole may still end sooner, since stage 2
+  // gathers the updated parameters after the optimizer step, exposed.
+  CHECK(stage3.pipeline_time_s > stage2.pipeline_time_s);
+  CHECK(stage3.bytes_nic > stage2.bytes_nic);
 }

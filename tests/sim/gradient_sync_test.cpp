@@ -153,7 +153,7 @@ TEST_CASE("ZeRO-2 reduce-scatters every microbatch's gradients: m times the traf
   CHECK(r2.memory.front().static_bytes < r1.memory.front().static_bytes);
 }
 
-TEST_CASE("ZeRO-3 all-gathers the weights before every forward and backward, one op ahead") {
+TEST_CASE("ZeRO-3 all-gathers the weights layer by layer before every forward and backward, one layer ahead") {
   Setup s;
   RunOptions stage2 = data_parallel_only();
   stage2.plan.zero_stage = 2;
@@ -168,34 +168,41 @@ TEST_CASE("ZeRO-3 all-gathers the weights before every forward and backward, one
   for (const PhaseRecord& r : three.of_worker_0)
     if (r.kind == PhaseKind::kWeightGather) gathers.push_back(r);
   const int m = 4;
-  REQUIRE(gathers.size() == static_cast<std::size_t>(2 * m));  // one per F and per B, none after the step
+  const int layers = s.model.num_layers;
+  // One gather per layer per F and per B, none after the step.
+  REQUIRE(gathers.size() == static_cast<std::size_t>(2 * m * layers));
   const double gather_bytes = two.of_worker_0.back().bytes_per_gpu;  // stage 2's gather after the step
   CHECK(two.of_worker_0.back().kind == PhaseKind::kParameterGather);
-  CHECK(gathers.front().bytes_per_gpu == doctest::Approx(gather_bytes).epsilon(1e-12));
-  // The first gather runs alone on the uniform ring: (n-1)/n S/B + (n-1)L.
+  CHECK(gathers.front().bytes_per_gpu == doctest::Approx(gather_bytes / layers).epsilon(1e-12));
+  // The first layer's gather runs alone on the uniform ring: (n-1)/n S/B + (n-1)L; the first
+  // forward starts when it is there.
   const double n = 4;
   const double nic = 400e9 / 8;
-  const double closed = (n - 1) / n * gather_bytes / nic + (n - 1) * s.cluster.route_latency_s(0, 8);
+  const double closed = (n - 1) / n * gather_bytes / layers / nic + (n - 1) * s.cluster.route_latency_s(0, 8);
   CHECK(gathers.front().start_s == 0);
   CHECK(gathers.front().end_s == doctest::Approx(closed).epsilon(1e-9));
-  // Every op that needs weights starts only after its own gather, and a gather never starts
-  // before the op two places ahead of it (one op ahead of compute).
-  std::size_t j = 0;
-  std::vector<double> param_op_starts;
-  for (const ComputeRecord& op : three.ops_of_worker_0)
-    if (op.op.kind != OpKind::kWeight) param_op_starts.push_back(op.start_s);
-  REQUIRE(param_op_starts.size() == gathers.size());
-  for (; j < gathers.size(); ++j) {
-    CHECK(param_op_starts[j] >= gathers[j].end_s - 1e-12);
-    if (j > 0) CHECK(gathers[j].start_s >= param_op_starts[j - 1] - 1e-12);
+  const auto& ops = three.ops_of_worker_0;
+  REQUIRE(!ops.empty());
+  CHECK(ops.front().start_s == doctest::Approx(closed).epsilon(1e-9));
+  // One layer ahead: the gather of an op's layer l (l >= 1) starts only once layer l-1 computes,
+  // i.e. after the op started; an op ends only after its last layer's gather.
+  std::size_t g = 0;
+  for (const ComputeRecord& op : ops) {
+    if (op.op.kind == OpKind::kWeight) continue;
+    REQUIRE(g + layers <= gathers.size());
+    for (int l = 1; l < layers; ++l) CHECK(gathers[g + l].start_s >= op.start_s - 1e-12);
+    CHECK(op.end_s > gathers[g + layers - 1].end_s);
+    g += layers;
   }
   CHECK(r3.parameter_gather_s_per_rank[0] > 0);
   CHECK(r3.iteration_time_s > r2.iteration_time_s);
   // NIC bytes: 2m gathers replace stage 2's one; reduce-scatters (fp32, twice a gather's bytes)
   // stay m: (2m - 1) S_g / (m 2 S_g + S_g).
   CHECK((r3.bytes_nic - r2.bytes_nic) / r2.bytes_nic == doctest::Approx((2.0 * m - 1) / (2.0 * m + 1)).epsilon(1e-9));
-  // The weights are sharded too.
-  CHECK(r3.memory.front().static_bytes < r2.memory.front().static_bytes);
+  // The weights are sharded too; two layers' bf16 weights are gathered at a time on top.
+  const double weights = gather_bytes;  // bf16, whole chunk, one GPU
+  CHECK(r2.memory.front().static_bytes - r3.memory.front().static_bytes ==
+        doctest::Approx(weights * (1 - 1 / n) - 2 * weights / layers).epsilon(1e-9));
 
   // The alpha-beta path counts the bytes of every gather and every microbatch's reduce-scatter.
   for (RunOptions o : {stage2, stage3}) {
@@ -258,17 +265,20 @@ TEST_CASE("--overlap-param-gather gathers each bucket before the next forward ne
     const double first = (n - 1) / n * gathers.front().bytes_per_gpu / nic + (n - 1) * s.cluster.route_latency_s(0, 8);
     const ComputeRecord& f0 = overlapped.ops_of_worker_0.front();
     CHECK(f0.start_s == doctest::Approx(first).epsilon(1e-9));
-    // Each bucket's layers run after it arrives: the forward ends at the latest of its own
-    // duration d and every bucket's arrival plus the share of d after that bucket's start.
+    // The forward runs bucket by bucket, each for its share of the forward's time d, starting
+    // once the previous one is done and its own weights are there.
     const ComputeRecord& unhindered = after_step.ops_of_worker_0.front();
     const double d = unhindered.end_s - unhindered.start_s;
-    double end = f0.start_s + d;
-    double before = 0;
-    for (const PhaseRecord& g : gathers) {
-      end = std::max(end, g.end_s + (1 - before / gathered_bytes) * d);
-      before += g.bytes_per_gpu;
-    }
+    double end = f0.start_s;
+    for (const PhaseRecord& g : gathers) end = std::max(end, g.end_s) + g.bytes_per_gpu / gathered_bytes * d;
     CHECK(f0.end_s == doctest::Approx(end).epsilon(1e-12));
+    // One bucket ahead: a bucket's gather starts once the previous bucket's layers compute.
+    double computing = f0.start_s;
+    for (std::size_t i = 1; i < gathers.size(); ++i) {
+      computing = std::max(computing, gathers[i - 1].end_s);
+      CHECK(gathers[i].start_s >= computing - 1e-12);
+      computing += gathers[i - 1].bytes_per_gpu / gathered_bytes * d;
+    }
     CHECK(f0.end_s >= gathers.back().end_s);
     CHECK(r.parameter_gather_s_per_rank[0] > 0);
     CHECK(r.iteration_time_s < serial.iteration_time_s);
