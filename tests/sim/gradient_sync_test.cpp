@@ -49,6 +49,25 @@ RunOptions data_parallel_only() {
   o.plan.seq_length = 2048;
   return o;
 }
+
+// The same with a ZeRO stage and m = 4 microbatches per replica.
+RunOptions with_zero_stage(int stage) {
+  RunOptions o = data_parallel_only();
+  o.plan.zero_stage = stage;
+  o.plan.global_batch_size = 16;
+  return o;
+}
+
+// A run and what worker 0 did in it.
+struct Observed {
+  Phases of;
+  RunResult result;
+};
+Observed observe(const Setup& s, const RunOptions& o) {
+  Observed run;
+  run.result = simulate_training(s.cluster, s.catalog, s.model, o, &run.of);
+  return run;
+}
 }  // namespace
 
 TEST_CASE("a bucket's ring of flows takes 2(n-1)/n S/B + 2(n-1)L on a uniform ring, as alpha-beta does") {
@@ -132,15 +151,12 @@ TEST_CASE("a negative bucket size is refused") {
 
 TEST_CASE("ZeRO-2 reduce-scatters every microbatch's gradients: m times the traffic of stage 1") {
   Setup s;
-  RunOptions stage1 = data_parallel_only();
-  stage1.plan.zero_stage = 1;
-  stage1.plan.global_batch_size = 16;  // 4 microbatches per replica
-  RunOptions stage2 = stage1;
-  stage2.plan.zero_stage = 2;
-  Phases one;
-  Phases two;
-  const RunResult r1 = simulate_training(s.cluster, s.catalog, s.model, stage1, &one);
-  const RunResult r2 = simulate_training(s.cluster, s.catalog, s.model, stage2, &two);
+  const Observed stage1 = observe(s, with_zero_stage(1));
+  const Observed stage2 = observe(s, with_zero_stage(2));
+  const Phases& one = stage1.of;
+  const Phases& two = stage2.of;
+  const RunResult& r1 = stage1.result;
+  const RunResult& r2 = stage2.result;
   int reduces = 0;
   for (const PhaseRecord& r : two.of_worker_0) reduces += r.kind == PhaseKind::kGradientReduce;
   CHECK(reduces == 4);
@@ -155,15 +171,12 @@ TEST_CASE("ZeRO-2 reduce-scatters every microbatch's gradients: m times the traf
 
 TEST_CASE("ZeRO-3 all-gathers the weights layer by layer before every forward and backward, one layer ahead") {
   Setup s;
-  RunOptions stage2 = data_parallel_only();
-  stage2.plan.zero_stage = 2;
-  stage2.plan.global_batch_size = 16;  // m = 4 microbatches per replica
-  RunOptions stage3 = stage2;
-  stage3.plan.zero_stage = 3;
-  Phases two;
-  Phases three;
-  const RunResult r2 = simulate_training(s.cluster, s.catalog, s.model, stage2, &two);
-  const RunResult r3 = simulate_training(s.cluster, s.catalog, s.model, stage3, &three);
+  const Observed stage2 = observe(s, with_zero_stage(2));
+  const Observed stage3 = observe(s, with_zero_stage(3));
+  const Phases& two = stage2.of;
+  const Phases& three = stage3.of;
+  const RunResult& r2 = stage2.result;
+  const RunResult& r3 = stage3.result;
   std::vector<PhaseRecord> gathers;
   for (const PhaseRecord& r : three.of_worker_0)
     if (r.kind == PhaseKind::kWeightGather) gathers.push_back(r);
@@ -205,7 +218,7 @@ TEST_CASE("ZeRO-3 all-gathers the weights layer by layer before every forward an
         doctest::Approx(weights * (1 - 1 / n) - 2 * weights / layers).epsilon(1e-9));
 
   // The alpha-beta path counts the bytes of every gather and every microbatch's reduce-scatter.
-  for (RunOptions o : {stage2, stage3}) {
+  for (RunOptions o : {with_zero_stage(2), with_zero_stage(3)}) {
     const RunResult flows = simulate_training(s.cluster, s.catalog, s.model, o);
     o.alpha_beta_collectives = true;
     const RunResult closed_forms = simulate_training(s.cluster, s.catalog, s.model, o);
