@@ -40,7 +40,8 @@ GradientSync::GradientSync(Engine& engine, Network* network, const std::vector<R
     state_[r].replicas_ready.resize(ranks[r].gradients.size());
     for (std::size_t b = 0; b < ranks[r].gradients.size(); ++b) {
       const BucketCollective& bucket = ranks[r].gradients[b];
-      if (bucket.group < 0 || static_cast<std::size_t>(bucket.group) >= ranks[r].groups.size())
+      if (bucket.group < 0 || bucket.group > kExpertStream ||
+          static_cast<std::size_t>(bucket.group) >= ranks[r].groups.size())
         throw SimulationError("gradient bucket refers to a data-parallel group that does not exist");
       auto& chunks = buckets_of_chunk_[r];
       if (chunks.size() <= static_cast<std::size_t>(bucket.chunk)) chunks.resize(bucket.chunk + 1);
@@ -147,8 +148,10 @@ void GradientSync::worker_finished(int rank, double now) {
   if (++state.replicas_finished < replicas_) return;
   // Without overlap, every bucket launches now, in order; with it, they are already on their way.
   if (!ranks_[rank].overlap && !ranks_[rank].every_microbatch) {
-    for (std::size_t b = 0; b < ranks_[rank].gradients.size(); ++b) state.queue.push_back(static_cast<int>(b));
-    launch_next(rank);
+    const auto& buckets = ranks_[rank].gradients;
+    for (std::size_t b = 0; b < buckets.size(); ++b) state.reduce[buckets[b].group].queue.push_back(static_cast<int>(b));
+    launch_next(rank, kDenseStream);
+    launch_next(rank, kExpertStream);
   }
   maybe_step(rank);
 }
@@ -161,10 +164,10 @@ void GradientSync::handle(const Event& event) {
                    static_cast<int>(event.payload & kField));
       break;
     case kCollectiveDone:
-      if (((event.payload >> 20) & kField) == kGatherStream) {
+      if (const auto stream = static_cast<int>((event.payload >> 20) & kField); stream == kGatherStream) {
         gather_collective_done(rank);
       } else {
-        collective_done(rank);
+        collective_done(rank, stream);
       }
       break;
     case kOptimizerDone: optimizer_done(rank); break;
@@ -179,7 +182,7 @@ void GradientSync::on_flow_delivered(std::uint64_t token) {
   if (stream == kGatherStream) {
     gather_collective_done(rank);
   } else {
-    collective_done(rank);
+    collective_done(rank, stream);
   }
 }
 
@@ -187,23 +190,29 @@ void GradientSync::bucket_ready(int rank, int bucket, int occurrence) {
   RankState& state = state_[rank];
   // The collective starts once every replica has the bucket's gradients (NCCL's rendezvous).
   if (++state.replicas_ready[bucket][occurrence] < replicas_) return;
-  state.queue.push_back(bucket);
-  launch_next(rank);
+  const int group = ranks_[rank].gradients[bucket].group;
+  state.reduce[group].queue.push_back(bucket);
+  launch_next(rank, group);
 }
 
-void GradientSync::launch_next(int rank) {
+void GradientSync::launch_next(int rank, int group) {
   RankState& state = state_[rank];
-  if (state.running >= 0) return;
+  ReduceStream& stream = state.reduce[group];
+  if (stream.running >= 0) return;
   const RankSync& sync = ranks_[rank];
-  if (state.queued < state.queue.size()) {
-    state.running = state.queue[state.queued++];
-    state.gathering = false;
-    launch(rank, sync.gradients[state.running], kGradientStream);
-  } else if (state.optimizer_done && state.gathers_done < sync.parameters.size()) {
-    state.running = static_cast<int>(state.gathers_done);
-    state.gathering = true;
-    launch(rank, sync.parameters[state.running], kGradientStream);
+  if (stream.queued < stream.queue.size()) {
+    stream.running = stream.queue[stream.queued++];
+    stream.gathering = false;
+    launch(rank, sync.gradients[stream.running], static_cast<Stream>(group));
+    return;
   }
+  if (!state.optimizer_done) return;
+  while (stream.next_gather < sync.parameters.size() && sync.parameters[stream.next_gather].group != group)
+    ++stream.next_gather;
+  if (stream.next_gather == sync.parameters.size()) return;
+  stream.running = static_cast<int>(stream.next_gather++);
+  stream.gathering = true;
+  launch(rank, sync.parameters[stream.running], static_cast<Stream>(group));
 }
 
 void GradientSync::launch(int rank, const BucketCollective& collective, Stream stream) {
@@ -234,26 +243,26 @@ void GradientSync::launch(int rank, const BucketCollective& collective, Stream s
                      pack(rank, stream));
 }
 
-void GradientSync::collective_done(int rank) {
+void GradientSync::collective_done(int rank, int group) {
   RankState& state = state_[rank];
+  ReduceStream& stream = state.reduce[group];
   const RankSync& sync = ranks_[rank];
-  const BucketCollective& done = state.gathering ? sync.parameters[state.running] : sync.gradients[state.running];
-  stats_.busy_s[rank] += engine_.now() - state.started_s[kGradientStream];
+  const BucketCollective& done = stream.gathering ? sync.parameters[stream.running] : sync.gradients[stream.running];
+  stats_.busy_s[rank] += engine_.now() - state.started_s[group];
   if (observer_)
     for (int replica = 0; replica < replicas_; ++replica)
       observer_->on_phase(PhaseRecord{replica * static_cast<int>(ranks_.size()) + rank,
-                                      state.gathering ? PhaseKind::kParameterGather
-                                                      : PhaseKind::kGradientReduce,
-                                      state.started_s[kGradientStream], engine_.now(), done.bytes,
-                                      done.op});
-  state.running = -1;
-  if (state.gathering) {
+                                      stream.gathering ? PhaseKind::kParameterGather : PhaseKind::kGradientReduce,
+                                      state.started_s[group], engine_.now(), done.bytes, done.op,
+                                      group == kExpertStream});
+  stream.running = -1;
+  if (stream.gathering) {
     if (++state.gathers_done == sync.parameters.size()) rank_done_(rank);
   } else {
     ++state.gradients_done;
     maybe_step(rank);
   }
-  launch_next(rank);
+  launch_next(rank, group);
 }
 
 void GradientSync::maybe_step(int rank) {
@@ -273,13 +282,15 @@ void GradientSync::optimizer_done(int rank) {
     rank_done_(rank);
     return;
   }
-  launch_next(rank);
+  launch_next(rank, kDenseStream);
+  launch_next(rank, kExpertStream);
 }
 
 bool GradientSync::finished() const {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const RankState& s = state_[r];
-    if (!s.optimizer_done || s.running >= 0 || s.gathers_done < ranks_[r].parameters.size() ||
+    if (!s.optimizer_done || s.reduce[kDenseStream].running >= 0 || s.reduce[kExpertStream].running >= 0 ||
+        s.gathers_done < ranks_[r].parameters.size() ||
         s.units_arrived < s.units_total)
       return false;
   }

@@ -7,8 +7,9 @@
 //   - with --overlap-grad-reduce a bucket is launched as soon as the backward of the chunk's last
 //     microbatch has produced its gradients, so reduction overlaps the rest of the backward; without
 //     it, the chunk's one bucket is launched once the rank has finished all its ops;
-//   - the collectives of one pipeline rank run one at a time, in launch order (one NCCL
-//     communicator and stream per data-parallel group);
+//   - the collectives of one pipeline rank's data-parallel group run one at a time, in launch
+//     order (one NCCL communicator and stream per group); routed-expert weights reduce over their
+//     expert-data-parallel group on a stream of their own, alongside the dense weights' stream;
 //   - a rank's replicas step their optimizer when all its gradient collectives are done.
 // A collective is simulated either as flows on the shared network, one per ring hop, each carrying
 // the hop's whole share of a pipelined ring in steady state (all-reduce: 2(n-1)/n * S, delivered
@@ -87,7 +88,7 @@ struct RankSync {
 };
 
 struct GradientSyncStats {
-  std::vector<double> busy_s;     // [rank] time with a gradient collective in flight
+  std::vector<double> busy_s;     // [rank] time its gradient collectives ran, summed over its streams
   std::vector<double> exposed_s;  // [rank] from the rank's last op to its optimizer step
   std::vector<double> gather_s;   // [rank] time with a ZeRO-3 parameter gather in flight
   // [link] bytes the alpha-beta path's collectives would have put on it (flows are counted by
@@ -143,19 +144,25 @@ class GradientSync : public EventHandler {
 
  private:
   enum EventKind : std::uint32_t { kBucketReady, kCollectiveDone, kOptimizerDone };
-  // A rank's two collective streams: gradients (and the parameter all-gathers after the step),
-  // and ZeRO-3's parameter gathers before ops.
-  enum Stream : int { kGradientStream = 0, kGatherStream = 1 };
+  // A rank's collective streams: one per data-parallel group (dense weights, routed-expert
+  // weights; its index is the group's) for the gradients and the parameter all-gathers after the
+  // step, and one for the weight gathers before ops.
+  enum Stream : int { kDenseStream = 0, kExpertStream = 1, kGatherStream = 2 };
+  static constexpr int kStreams = 3;
+  struct ReduceStream {
+    std::vector<int> queue;            // buckets ready on every replica, waiting for the stream
+    std::size_t queued = 0;            // next index of queue to launch
+    int running = -1;                  // bucket (or parameter gather) in flight
+    bool gathering = false;            // the running collective is a parameter all-gather
+    std::size_t next_gather = 0;       // where to look for the group's next parameter all-gather
+  };
   struct RankState {
     // [bucket][occurrence] replicas whose gradients for it are complete
     std::vector<std::vector<int>> replicas_ready;
     std::size_t gradients_expected = 0;
-    std::vector<int> queue;           // buckets ready on every replica, waiting for the stream
-    std::size_t queued = 0;           // next index of queue to launch
-    int running = -1;                 // bucket (or parameter gather) in flight
-    bool gathering = false;           // the running collective is a parameter all-gather
-    int flows_pending[2] = {0, 0};    // [stream]
-    double started_s[2] = {0, 0};     // [stream]
+    ReduceStream reduce[2];            // [group]
+    int flows_pending[kStreams] = {0, 0, 0};
+    double started_s[kStreams] = {0, 0, 0};
     std::size_t gradients_done = 0;
     std::size_t gathers_done = 0;
     int replicas_finished = 0;
@@ -174,9 +181,9 @@ class GradientSync : public EventHandler {
     std::size_t gather_collective = 0;     // which of the unit's collectives is in flight
   };
   void bucket_ready(int rank, int bucket, int occurrence);
-  void launch_next(int rank);
+  void launch_next(int rank, int group);
   void launch(int rank, const BucketCollective& collective, Stream stream);
-  void collective_done(int rank);
+  void collective_done(int rank, int group);
   void maybe_gather(int rank);
   void gather_collective_done(int rank);
   void maybe_step(int rank);

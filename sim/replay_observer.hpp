@@ -48,6 +48,7 @@ struct PhaseRecord {
   double end_s = 0;
   double bytes_per_gpu = 0;                      // nccl-tests size of the collective
   CollectiveOp op = CollectiveOp::kAllReduce;    // collectives only
+  bool expert_group = false;  // over the expert-data-parallel group (its own stream)
 };
 
 // An activation copied to host memory after its F (offload) or back before its B (reload), on

@@ -65,9 +65,10 @@ int ReplayTrace::stream_tid(GpuId gpu, Stream stream) {
     const int p = pid(gpu);
     auto [next, unused] = next_peer_tid_.try_emplace(p, kFirstPeerTid);
     it->second = next->second++;
-    const char* what = stream == Stream::kOffload   ? "host copy offload (D2H)"
-                       : stream == Stream::kReload  ? "host copy reload (H2D)"
-                                                    : "weight gathers (ZeRO-3 / overlap-param-gather)";
+    const char* what = stream == Stream::kOffload        ? "host copy offload (D2H)"
+                       : stream == Stream::kReload       ? "host copy reload (H2D)"
+                       : stream == Stream::kWeightGather ? "weight gathers (ZeRO-3 / overlap-param-gather)"
+                                                         : "expert data-parallel collectives";
     writer_.name_thread(p, it->second, fmt::format("gpu {} {}", gpu, what), it->second);
   }
   return it->second;
@@ -131,6 +132,7 @@ void ReplayTrace::on_phase(const PhaseRecord& r) {
   const std::array<TraceArg, 1> args{{{"bytes", r.bytes_per_gpu}}};
   for (GpuId g : gpus_of_worker_[r.worker]) {
     const int tid = r.kind == PhaseKind::kWeightGather ? stream_tid(g, Stream::kWeightGather)
+                    : r.expert_group                   ? stream_tid(g, Stream::kExpertCollectives)
                     : collective                       ? reduce_tid(g)
                                                        : compute_tid(g);
     writer_.slice(pid(g), tid, name, collective ? "collective" : "compute", r.start_s, r.end_s - r.start_s,

@@ -35,7 +35,7 @@ class ReplayTrace : public ReplayObserver {
   int compute_tid(GpuId gpu) const { return cluster_.gpu(gpu).local_index * 2 + 1; }
   int reduce_tid(GpuId gpu) const { return cluster_.gpu(gpu).local_index * 2 + 2; }
   // Streams named when first used: host copies (PipeOffload) and ZeRO-3 weight gathers.
-  enum class Stream { kOffload, kReload, kWeightGather };
+  enum class Stream { kOffload, kReload, kWeightGather, kExpertCollectives };
   int stream_tid(GpuId gpu, Stream stream);
   // A stream for traffic between two GPUs in one direction, named when first used.
   int peer_tid(GpuId self, GpuId peer, bool sending, TransferKind kind);

@@ -67,3 +67,18 @@ TEST_CASE("a ZeRO-3 run's weight gathers get a thread of their own and the trace
   CHECK(shell(bin + " validate " + trace.string() + " > /dev/null") == 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a MoE run's expert-data-parallel collectives get a thread of their own and the trace stays valid") {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-moe-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string bin = HETSIM_BINARY;
+  const auto trace = dir / "moe.trace.json";
+  // dp 8, ep 2: dense and expert gradients reduce at the same time after the backward.
+  REQUIRE(shell(bin + " run --model " + std::string(HETSIM_SOURCE_DIR) +
+                "/models/configs/mixtral-8x7b.json --tp 2 --pp 2 --ep 2 --gbs 64 --seq-length 4096 "
+                "--sequence-parallel --use-flash-attn --use-distributed-optimizer --trace " +
+                trace.string() + " > /dev/null") == 0);
+  CHECK(slurp(trace).find("expert data-parallel collectives") != std::string::npos);
+  CHECK(shell(bin + " validate " + trace.string() + " > /dev/null") == 0);
+  std::filesystem::remove_all(dir);
+}

@@ -1,9 +1,11 @@
 // Mixtral-8x7B with expert parallelism on a shipped cluster: experts spread over ep replicas cut
 // each GPU's static memory and the expert-data-parallel gradient traffic, all-to-alls show up in
-// the step time; plans the replay cannot honour are refused with the reason.
+// the step time; expert gradients reduce on a stream of their own, beside the dense ones; plans
+// the replay cannot honour are refused with the reason.
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "models/gpu_catalog.hpp"
@@ -16,7 +18,7 @@ using namespace hetsim;
 namespace {
 const std::string kRoot = HETSIM_SOURCE_DIR;
 
-RunResult run(int ep, int zero_stage = 1) {
+RunResult run(int ep, int zero_stage = 1, ReplayObserver* observer = nullptr) {
   static const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
   static const Cluster cluster =
       load_cluster(kRoot + "/topologies/clusters/dgx-h100-4node.json", catalog.keys());
@@ -30,7 +32,7 @@ RunResult run(int ep, int zero_stage = 1) {
   o.plan.seq_length = 4096;
   o.plan.sequence_parallel = true;
   o.plan.flash_attention = true;
-  return simulate_training(cluster, catalog, model, o);
+  return simulate_training(cluster, catalog, model, o, observer);
 }
 }  // namespace
 
@@ -60,4 +62,25 @@ TEST_CASE("ZeRO-3 with expert parallelism: weights sharded further, every rank g
   // gathers the updated parameters after the optimizer step, exposed.
   CHECK(stage3.pipeline_time_s > stage2.pipeline_time_s);
   CHECK(stage3.bytes_nic > stage2.bytes_nic);
+}
+
+TEST_CASE("expert gradients reduce over their own group on their own stream, alongside the dense ones") {
+  struct Reductions : ReplayObserver {
+    std::vector<PhaseRecord> dense, experts;
+    void on_phase(const PhaseRecord& r) override {
+      if (r.worker != 0 || r.kind == PhaseKind::kOptimizer) return;
+      (r.expert_group ? experts : dense).push_back(r);
+    }
+  } worker_0;
+  // dp 8, ep 2: expert weights are replicated over dp / ep = 4 replicas.
+  run(2, 1, &worker_0);
+  REQUIRE(!worker_0.dense.empty());
+  REQUIRE(!worker_0.experts.empty());
+  // Each stream runs one collective at a time ...
+  for (const auto* stream : {&worker_0.dense, &worker_0.experts})
+    for (std::size_t i = 1; i < stream->size(); ++i) CHECK((*stream)[i].start_s >= (*stream)[i - 1].end_s);
+  // ... and the two streams run at the same time: the expert reduction starts before the dense
+  // one ends.
+  CHECK(worker_0.experts.front().start_s < worker_0.dense.front().end_s);
+  CHECK(worker_0.dense.front().start_s < worker_0.experts.front().end_s);
 }

@@ -42,7 +42,7 @@ TEST_CASE("1F1B with F = B = W = 1 per stage, p = 8, m = 16: makespan 69") {
 }
 
 TEST_CASE("first-stage peak activations: m under GPipe, min(p, m) under 1F1B") {
-  for (const auto [p, m] : {std::pair{4, 8}, std::pair{8, 16}, std::pair{8, 3}, std::pair{6, 6}}) {
+  for (const auto& [p, m] : {std::pair{4, 8}, std::pair{8, 16}, std::pair{8, 3}, std::pair{6, 6}}) {
     const ScheduleReplay gpipe = replay_schedule(make_gpipe(p, m), AbstractCosts{});
     const ScheduleReplay one_f_one_b = replay_schedule(make_1f1b(p, m), AbstractCosts{});
     const std::string name = "p=" + std::to_string(p) + " m=" + std::to_string(m);
