@@ -3,8 +3,8 @@
 // rank, the rings its replicas reduce over (one per tensor-parallel index, GPUs of the same
 // tensor-parallel index in replica order, on the cluster's routes; for MoE routed-expert weights,
 // the expert-data-parallel rings of every ep-th replica) and the buckets of each model chunk's
-// gradients, ready for the replay (sim/gradient_sync.hpp). Dense and expert buckets share the
-// rank's one collective stream here (Megatron gives the expert group its own communicator).
+// gradients, ready for the replay (sim/gradient_sync.hpp). Dense and expert buckets reduce on
+// two streams of the rank, as Megatron gives the expert group its own communicator.
 //
 // Buckets follow megatron/core/distributed: a chunk's fp32 gradients (bf16 training reduces in
 // fp32: Megatron-LM's validate_args turns on accumulate_allreduce_grads_in_fp32 for bf16) are cut
