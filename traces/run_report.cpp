@@ -106,7 +106,7 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("dp reduction s (ran/exposed)", fmt::format("{}({}, {})", reduce,
                                                     r.overlap_grad_reduce ? "overlapped buckets" : "after the backward",
                                                     r.alpha_beta_collectives ? "alpha-beta" : "flows"));
-  if (p.effective_zero_stage() == 3 || r.overlap_param_gather) {
+  if ((p.effective_zero_stage() == 3 || r.overlap_param_gather) && p.dp > 1) {
     std::string gathers;
     for (double s : r.parameter_gather_s_per_rank) gathers += fmt::format("{:.4f} ", s);
     line("weight gathers s", gathers + (r.overlap_param_gather ? "(before each chunk's first forward)"
