@@ -5,8 +5,9 @@
 // worker's send channels (one FIFO stream per destination and direction), carried by the Network
 // as one flow per tensor-parallel GPU pair, or taking a fixed time in abstract mode; each rank's
 // replicas reduce their gradients in buckets (sim/gradient_sync.hpp), during the backward or after
-// it, and step the optimizer. Metrics are collected
-// while replaying. A replay that cannot finish throws SimulationError naming what waits for what;
+// it, and step the optimizer; with ZeRO-3 or --overlap-param-gather an op computes unit by unit on
+// weights gathered one unit ahead, stalling where they are late. Metrics are collected while
+// replaying. A replay that cannot finish throws SimulationError naming what waits for what;
 // broken end-of-run invariants throw too.
 #include <cstdint>
 #include <deque>
