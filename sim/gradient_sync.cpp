@@ -65,14 +65,27 @@ void GradientSync::set_gradient_ops(std::vector<std::vector<int>> per_chunk) {
   }
 }
 
+bool GradientSync::reduces_during_op(int rank, bool last) const {
+  return ranks_[rank].every_microbatch || (ranks_[rank].overlap && last);
+}
+
 void GradientSync::gradient_op_started(int rank, int chunk, int occurrence, bool last, double seconds) {
-  const RankSync& sync = ranks_[rank];
-  if (!(sync.every_microbatch || (sync.overlap && last))) return;
   const auto& chunks = buckets_of_chunk_[rank];
-  if (static_cast<std::size_t>(chunk) >= chunks.size()) return;
+  if (!reduces_during_op(rank, last) || static_cast<std::size_t>(chunk) >= chunks.size()) return;
+  const RankSync& sync = ranks_[rank];
   for (int bucket : chunks[chunk])
     engine_.schedule(seconds * sync.gradients[bucket].ready_fraction, handler_id_, kBucketReady,
                      pack(rank, bucket, sync.every_microbatch ? occurrence : 0));
+}
+
+void GradientSync::gradient_op_progressed(int rank, int chunk, int occurrence, bool last, double from,
+                                          double to) {
+  const auto& chunks = buckets_of_chunk_[rank];
+  if (!reduces_during_op(rank, last) || static_cast<std::size_t>(chunk) >= chunks.size()) return;
+  const RankSync& sync = ranks_[rank];
+  for (int bucket : chunks[chunk])
+    if (const double ready = sync.gradients[bucket].ready_fraction; ready > from && ready <= to)
+      engine_.schedule(0, handler_id_, kBucketReady, pack(rank, bucket, sync.every_microbatch ? occurrence : 0));
 }
 
 void GradientSync::set_gathered_ops(std::vector<std::vector<GatheredOp>> ops,

@@ -116,6 +116,9 @@ class GradientSync : public EventHandler {
   // On one replica of `rank`, the `occurrence`-th op (0-based) producing `chunk`'s weight
   // gradients started and lasts `seconds`; `last`: no later op of the rank produces them.
   void gradient_op_started(int rank, int chunk, int occurrence, bool last, double seconds);
+  // The same for an op on gathered weights, which may stall between units: the share of its work
+  // done has just gone from `from` to `to`, so the buckets completed in between are ready now.
+  void gradient_op_progressed(int rank, int chunk, int occurrence, bool last, double from, double to);
   // An op that computes on gathered weights: its chunk, and whether it runs the chunk's units
   // backwards (a backward op).
   struct GatheredOp {
@@ -180,6 +183,8 @@ class GradientSync : public EventHandler {
     bool gather_running = false;
     std::size_t gather_collective = 0;     // which of the unit's collectives is in flight
   };
+  // Whether the rank reduces a gradient op's buckets as the op produces them.
+  bool reduces_during_op(int rank, bool last) const;
   void bucket_ready(int rank, int bucket, int occurrence);
   void launch_next(int rank, int group);
   void launch(int rank, const BucketCollective& collective, Stream stream);

@@ -74,6 +74,7 @@ struct WorkerState {
   // An op on gathered weights computes unit by unit: the one it is on, and whether it waits for
   // the next one's weights (no event pending).
   std::size_t unit = 0;
+  double done_share = 0;  // of the op's work, in the units before `unit`
   bool stalled = false;
   double op_start_s = 0;
   double op_seconds = 0;
@@ -339,11 +340,14 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const double seconds = op_seconds(cost, op.kind);
     state.op_seconds = seconds;
     state.unit = 0;
+    state.done_share = 0;
     state.stalled = false;
-    if (const int occurrence = gradient_ops_.occurrence[rank][state.next_op]; occurrence >= 0)
+    const int j = gathered_op_[rank][state.next_op];
+    // An op on gathered weights may stall between units: finish_op hands over its gradients as its
+    // units end, never before they exist.
+    if (const int occurrence = gradient_ops_.occurrence[rank][state.next_op]; occurrence >= 0 && j < 0)
       sync_->gradient_op_started(rank, op.chunk, occurrence, gradient_ops_.last[rank][state.next_op],
                                  seconds);
-    const int j = gathered_op_[rank][state.next_op];
     if (j >= 0) sync_->unit_started(rank, j, 0);
     engine_.schedule(j >= 0 ? seconds * sync_->unit(rank, j, 0).compute_share : seconds, handler_id_, kOpDone,
                      static_cast<std::uint64_t>(worker));
@@ -388,10 +392,19 @@ class PipelineReplay : public EventHandler, public FlowListener {
     WorkerState& state = workers_[worker];
     const int rank = rank_of(worker);
     const int replica = replica_of(worker);
-    // An op on gathered weights ends with its last unit.
-    if (const int j = gathered_op_[rank][state.next_op]; j >= 0 && state.unit + 1 < sync_->units(rank, j)) {
-      next_unit(worker);
-      return;
+    // An op on gathered weights ends with its last unit; the gradients of each unit are there
+    // when it is done.
+    if (const int j = gathered_op_[rank][state.next_op]; j >= 0) {
+      const bool last_unit = state.unit + 1 == sync_->units(rank, j);
+      const double done = last_unit ? 1.0 : state.done_share + sync_->unit(rank, j, state.unit).compute_share;
+      if (const int occurrence = gradient_ops_.occurrence[rank][state.next_op]; occurrence >= 0)
+        sync_->gradient_op_progressed(rank, t_.ops[rank][state.next_op].chunk, occurrence,
+                                      gradient_ops_.last[rank][state.next_op], state.done_share, done);
+      state.done_share = done;
+      if (!last_unit) {
+        next_unit(worker);
+        return;
+      }
     }
     const ScheduledOp op = t_.ops[rank][state.next_op];
     const int stage = t_.stage(rank, op.chunk);

@@ -312,3 +312,31 @@ TEST_CASE("--overlap-param-gather needs the distributed optimizer and --overlap-
   o.overlap_grad_reduce = false;
   CHECK_THROWS_WITH_AS(simulate_training(s.cluster, s.catalog, s.model, o), message.c_str(), PlanError);
 }
+
+TEST_CASE("ZeRO-3: an op that stalls on a late layer hands its gradients over only when they exist") {
+  Setup s;
+  // Short sequences: a layer computes faster than the next layer's weights arrive.
+  RunOptions o = with_zero_stage(3);
+  o.plan.seq_length = 128;
+  const Observed run = observe(s, o);
+  RunOptions plain = o;
+  plain.plan.zero_stage = 2;
+  const Observed unhindered = observe(s, plain);
+  std::vector<ComputeRecord> backwards, backwards_unhindered;
+  for (const ComputeRecord& op : run.of.ops_of_worker_0)
+    if (op.op.kind == OpKind::kBackward) backwards.push_back(op);
+  for (const ComputeRecord& op : unhindered.of.ops_of_worker_0)
+    if (op.op.kind == OpKind::kBackward) backwards_unhindered.push_back(op);
+  std::vector<PhaseRecord> reduces;
+  for (const PhaseRecord& p : run.of.of_worker_0)
+    if (p.kind == PhaseKind::kGradientReduce) reduces.push_back(p);
+  REQUIRE(backwards.size() == 4);
+  REQUIRE(reduces.size() == 4);  // one bucket per microbatch (no --overlap-grad-reduce)
+  bool stalled = false;
+  for (std::size_t i = 0; i < backwards.size(); ++i) {
+    const double d = backwards_unhindered[i].end_s - backwards_unhindered[i].start_s;
+    stalled = stalled || backwards[i].end_s - backwards[i].start_s > d + 1e-9;
+    CHECK(reduces[i].start_s >= backwards[i].end_s - 1e-12);
+  }
+  CHECK(stalled);
+}
