@@ -18,12 +18,12 @@
 // shard of the gradients, so every microbatch's backward reduce-scatters its buckets (DeepSpeed's
 // stage 2 reduces at each micro-step), m times the traffic of stage 1. ZeRO-3 reduce-scatters
 // the same way, keeps no parameter all-gather after the step, and instead gathers each chunk's
-// bf16 parameters before every forward and backward op (sim/gradient_sync.hpp).
+// bf16 parameters before every forward and backward op (sim/weight_gathers.hpp).
 #include <vector>
 
 #include "models/chunk_cost.hpp"
 #include "models/parallel_plan.hpp"
-#include "sim/gradient_sync.hpp"
+#include "sim/rank_sync.hpp"
 #include "sim/placement.hpp"
 #include "topologies/cluster.hpp"
 

@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "sim/gradient_sync.hpp"
 #include "sim/offload_plan.hpp"
+#include "sim/weight_gathers.hpp"
 
 namespace hetsim {
 
@@ -115,7 +117,7 @@ GradientOps gradient_ops(const Timetable& t) {
 // with gathers; --overlap-param-gather: each such chunk's first F.
 struct GatheredOps {
   std::vector<std::vector<int>> index;
-  std::vector<std::vector<GradientSync::GatheredOp>> ops;
+  std::vector<std::vector<WeightGathers::GatheredOp>> ops;
 };
 
 GatheredOps gathered_ops(const Timetable& t, const std::vector<RankSync>& sync) {
@@ -124,7 +126,7 @@ GatheredOps gathered_ops(const Timetable& t, const std::vector<RankSync>& sync) 
     const std::size_t chunks = sync.empty() ? 0 : sync[rank].chunk_gathers.size();
     const bool every_op = !sync.empty() && sync[rank].gather_before_every_op;
     std::vector<int> index(t.ops[rank].size(), -1);
-    std::vector<GradientSync::GatheredOp> ops;
+    std::vector<WeightGathers::GatheredOp> ops;
     std::vector<char> forwarded(chunks, 0);
     for (std::size_t i = 0; i < t.ops[rank].size(); ++i) {
       const ScheduledOp& op = t.ops[rank][i];
@@ -158,16 +160,17 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (in.routes != nullptr) network_ = std::make_unique<Network>(engine_, in.links, *this);
     if (!in.sync.empty() && in.sync.size() != static_cast<std::size_t>(ranks_))
       throw SimulationError("gradient synchronisation needs one entry per pipeline rank");
+    const std::vector<RankSync>& sync = in.sync.empty() ? no_sync_ : in.sync;
+    launcher_ = std::make_unique<CollectiveLauncher>(engine_, in.alpha_beta_collectives ? nullptr : network_.get());
     sync_ = std::make_unique<GradientSync>(
-        engine_, in.alpha_beta_collectives ? nullptr : network_.get(),
-        in.sync.empty() ? no_sync_ : in.sync, in.replicas, in.observer,
-        [this](int rank) { return step_optimizer(rank); },
+        engine_, *launcher_, sync, in.replicas, in.observer, [this](int rank) { return step_optimizer(rank); },
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
     gradient_ops_ = gradient_ops(t_);
     sync_->set_gradient_ops(gradient_ops_.per_chunk);
     GatheredOps gathered = gathered_ops(t_, in.sync);
     gathered_op_ = std::move(gathered.index);
-    sync_->set_gathered_ops(std::move(gathered.ops), [this](int rank) { unit_arrived(rank); });
+    gathers_ = std::make_unique<WeightGathers>(engine_, *launcher_, sync, std::move(gathered.ops), in.replicas,
+                                               in.observer, [this](int rank) { unit_arrived(rank); });
     stage_location_ = stage_locations(t_);
     // Neighbours along each path, [path][stage] -> stage or -1, so the hot path never searches.
     const std::size_t paths = t_.paths.empty() ? 1 : t_.paths.size();
@@ -205,13 +208,13 @@ class PipelineReplay : public EventHandler, public FlowListener {
     check_finished();
     stats_.events = engine_.events_processed();
     if (network_) stats_.link_bytes = network_->link_bytes();
-    const auto& alpha_beta_bytes = sync_->stats().alpha_beta_link_bytes;
+    const auto& alpha_beta_bytes = launcher_->alpha_beta_link_bytes();
     if (stats_.link_bytes.size() < alpha_beta_bytes.size()) stats_.link_bytes.resize(alpha_beta_bytes.size(), 0);
     for (std::size_t l = 0; l < alpha_beta_bytes.size(); ++l) stats_.link_bytes[l] += alpha_beta_bytes[l];
     stats_.sync_busy_s = sync_->stats().busy_s;
     stats_.sync_exposed_s = sync_->stats().exposed_s;
-    stats_.parameter_gather_s = sync_->stats().gather_s;
-    stats_.flows += sync_->stats().flows;
+    stats_.parameter_gather_s = gathers_->busy_s();
+    stats_.flows += launcher_->flows();
     return std::move(stats_);
   }
 
@@ -227,8 +230,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
   }
 
   void on_flow_delivered(std::uint64_t token) override {
-    if (token & GradientSync::kTokenBit) {
-      sync_->on_flow_delivered(token);
+    if (token & CollectiveLauncher::kTokenBit) {
+      launcher_->on_flow_delivered(token);
       return;
     }
     Transfer& transfer = transfers_[token];
@@ -280,7 +283,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (!ready(replica_of(worker), t_.stage(rank, op.chunk), op)) return false;
     // The op's first unit of gathered weights must be there (the second op of a pair waits for
     // its own when it starts, since its gather only begins once the first has started).
-    if (const int j = gathered_op_[rank][position]; j >= 0 && !sync_->unit_arrived(rank, j, 0)) return false;
+    if (const int j = gathered_op_[rank][position]; j >= 0 && !gathers_->unit_arrived(rank, j, 0)) return false;
     if (workers_[worker].pair_second || !pair_starts_[rank][position]) return true;
     const ScheduledOp& second = ops[position + 1];
     return ready(replica_of(worker), t_.stage(rank, second.chunk), second);
@@ -348,8 +351,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (const int occurrence = gradient_ops_.occurrence[rank][state.next_op]; occurrence >= 0 && j < 0)
       sync_->gradient_op_started(rank, op.chunk, occurrence, gradient_ops_.last[rank][state.next_op],
                                  seconds);
-    if (j >= 0) sync_->unit_started(rank, j, 0);
-    engine_.schedule(j >= 0 ? seconds * sync_->unit(rank, j, 0).compute_share : seconds, handler_id_, kOpDone,
+    if (j >= 0) gathers_->unit_started(rank, j, 0);
+    engine_.schedule(j >= 0 ? seconds * gathers_->unit(rank, j, 0).compute_share : seconds, handler_id_, kOpDone,
                      static_cast<std::uint64_t>(worker));
   }
 
@@ -368,11 +371,11 @@ class PipelineReplay : public EventHandler, public FlowListener {
     WorkerState& state = workers_[worker];
     const int rank = rank_of(worker);
     const int j = gathered_op_[rank][state.next_op];
-    state.stalled = !sync_->unit_arrived(rank, j, state.unit + 1);
+    state.stalled = !gathers_->unit_arrived(rank, j, state.unit + 1);
     if (state.stalled) return;
     ++state.unit;
-    sync_->unit_started(rank, j, state.unit);
-    engine_.schedule(state.op_seconds * sync_->unit(rank, j, state.unit).compute_share, handler_id_, kOpDone,
+    gathers_->unit_started(rank, j, state.unit);
+    engine_.schedule(state.op_seconds * gathers_->unit(rank, j, state.unit).compute_share, handler_id_, kOpDone,
                      static_cast<std::uint64_t>(worker));
   }
 
@@ -395,8 +398,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
     // An op on gathered weights ends with its last unit; the gradients of each unit are there
     // when it is done.
     if (const int j = gathered_op_[rank][state.next_op]; j >= 0) {
-      const bool last_unit = state.unit + 1 == sync_->units(rank, j);
-      const double done = last_unit ? 1.0 : state.done_share + sync_->unit(rank, j, state.unit).compute_share;
+      const bool last_unit = state.unit + 1 == gathers_->units(rank, j);
+      const double done = last_unit ? 1.0 : state.done_share + gathers_->unit(rank, j, state.unit).compute_share;
       if (const int occurrence = gradient_ops_.occurrence[rank][state.next_op]; occurrence >= 0)
         sync_->gradient_op_progressed(rank, t_.ops[rank][state.next_op].chunk, occurrence,
                                       gradient_ops_.last[rank][state.next_op], state.done_share, done);
@@ -663,7 +666,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       if (state.offload.busy || state.reload.busy || !state.offload.queue.empty() ||
           !state.reload.queue.empty())
         throw SimulationError("invariant broken: activations left in host memory at the end of the iteration");
-    if (optimizers_done_ != workers_.size() || !sync_->finished())
+    if (optimizers_done_ != workers_.size() || !sync_->finished() || !gathers_->finished())
       throw SimulationError("invariant broken: not every rank reduced its gradients and stepped its optimizer");
     if (engine_.events_pending() != 0)
       throw SimulationError("invariant broken: events left in the queue");
@@ -689,7 +692,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::size_t delivered_ = 0;
   std::vector<double> optimizer_start_s_;
   const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));
+  std::unique_ptr<CollectiveLauncher> launcher_;
   std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<WeightGathers> gathers_;
   GradientOps gradient_ops_;
   std::vector<std::vector<int>> gathered_op_;  // [rank][position] -> gathered op j or -1
   std::size_t optimizers_done_ = 0;

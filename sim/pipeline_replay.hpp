@@ -17,7 +17,7 @@
 #include "models/chunk_cost.hpp"
 #include "schedules/timetable.hpp"
 #include "sim/engine.hpp"
-#include "sim/gradient_sync.hpp"
+#include "sim/rank_sync.hpp"
 #include "sim/network.hpp"
 #include "sim/replay_observer.hpp"
 

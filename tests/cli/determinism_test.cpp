@@ -50,35 +50,48 @@ TEST_CASE("identical runs give identical traces and reports") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a ZeRO-3 run's weight gathers get a thread of their own and the trace stays valid") {
-  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-zero3-" + std::to_string(::getpid()));
+// `hetsim run <args> --trace FILE` in a scratch folder: its stdout, its trace, and whether
+// `hetsim validate` accepts the trace.
+struct TracedRun {
+  std::string report, trace;
+  bool valid = false;
+};
+TracedRun traced_run(const std::string& name, const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string bin = HETSIM_BINARY;
-  const auto trace = dir / "zero3.trace.json";
-  const auto report = dir / "zero3.report.json";
+  const auto trace = dir / "trace.json";
+  const auto report = dir / "report.txt";
+  TracedRun run;
+  if (shell(bin + " run " + args + " --trace " + trace.string() + " > " + report.string()) == 0) {
+    run.report = slurp(report);
+    run.trace = slurp(trace);
+    run.valid = shell(bin + " validate " + trace.string() + " > /dev/null") == 0;
+  }
+  std::filesystem::remove_all(dir);
+  return run;
+}
+
+TEST_CASE("a ZeRO-3 run's weight gathers get a thread of their own and the trace stays valid") {
   // Overlapped reduce-scatters and weight gathers run at the same time on each GPU.
-  REQUIRE(shell(bin + " run --tp 8 --pp 2 --gbs 16 --seq-length 2048 --zero-stage 3 --overlap-grad-reduce --json --trace " +
-                trace.string() + " > " + report.string()) == 0);
-  const auto r = nlohmann::json::parse(slurp(report));
+  const TracedRun run =
+      traced_run("zero3", "--tp 8 --pp 2 --gbs 16 --seq-length 2048 --zero-stage 3 --overlap-grad-reduce --json");
+  REQUIRE(!run.report.empty());
+  const auto r = nlohmann::json::parse(run.report);
   CHECK(r["plan"]["zero_stage"] == 3);
   REQUIRE(r["parameter_gather_s_per_rank"].size() == 2);
   for (const auto& seconds : r["parameter_gather_s_per_rank"]) CHECK(seconds.get<double>() > 0);
-  CHECK(slurp(trace).find("weight gathers (ZeRO-3") != std::string::npos);
-  CHECK(shell(bin + " validate " + trace.string() + " > /dev/null") == 0);
-  std::filesystem::remove_all(dir);
+  CHECK(run.trace.find("weight gathers (ZeRO-3") != std::string::npos);
+  CHECK(run.valid);
 }
 
 TEST_CASE("a MoE run's expert-data-parallel collectives get a thread of their own and the trace stays valid") {
-  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-moe-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string bin = HETSIM_BINARY;
-  const auto trace = dir / "moe.trace.json";
   // dp 8, ep 2: dense and expert gradients reduce at the same time after the backward.
-  REQUIRE(shell(bin + " run --model " + std::string(HETSIM_SOURCE_DIR) +
-                "/models/configs/mixtral-8x7b.json --tp 2 --pp 2 --ep 2 --gbs 64 --seq-length 4096 "
-                "--sequence-parallel --use-flash-attn --use-distributed-optimizer --trace " +
-                trace.string() + " > /dev/null") == 0);
-  CHECK(slurp(trace).find("expert data-parallel collectives") != std::string::npos);
-  CHECK(shell(bin + " validate " + trace.string() + " > /dev/null") == 0);
-  std::filesystem::remove_all(dir);
+  const TracedRun run = traced_run("moe", "--model " + std::string(HETSIM_SOURCE_DIR) +
+                                              "/models/configs/mixtral-8x7b.json --tp 2 --pp 2 --ep 2 --gbs 64 "
+                                              "--seq-length 4096 --sequence-parallel --use-flash-attn "
+                                              "--use-distributed-optimizer");
+  REQUIRE(!run.report.empty());
+  CHECK(run.trace.find("expert data-parallel collectives") != std::string::npos);
+  CHECK(run.valid);
 }

@@ -151,12 +151,8 @@ TEST_CASE("a negative bucket size is refused") {
 
 TEST_CASE("ZeRO-2 reduce-scatters every microbatch's gradients: m times the traffic of stage 1") {
   Setup s;
-  const Observed stage1 = observe(s, with_zero_stage(1));
-  const Observed stage2 = observe(s, with_zero_stage(2));
-  const Phases& one = stage1.of;
-  const Phases& two = stage2.of;
-  const RunResult& r1 = stage1.result;
-  const RunResult& r2 = stage2.result;
+  const auto [one, r1] = observe(s, with_zero_stage(1));
+  const auto [two, r2] = observe(s, with_zero_stage(2));
   int reduces = 0;
   for (const PhaseRecord& r : two.of_worker_0) reduces += r.kind == PhaseKind::kGradientReduce;
   CHECK(reduces == 4);
@@ -171,12 +167,8 @@ TEST_CASE("ZeRO-2 reduce-scatters every microbatch's gradients: m times the traf
 
 TEST_CASE("ZeRO-3 all-gathers the weights layer by layer before every forward and backward, one layer ahead") {
   Setup s;
-  const Observed stage2 = observe(s, with_zero_stage(2));
-  const Observed stage3 = observe(s, with_zero_stage(3));
-  const Phases& two = stage2.of;
-  const Phases& three = stage3.of;
-  const RunResult& r2 = stage2.result;
-  const RunResult& r3 = stage3.result;
+  const auto [two, r2] = observe(s, with_zero_stage(2));
+  const auto [three, r3] = observe(s, with_zero_stage(3));
   std::vector<PhaseRecord> gathers;
   for (const PhaseRecord& r : three.of_worker_0)
     if (r.kind == PhaseKind::kWeightGather) gathers.push_back(r);

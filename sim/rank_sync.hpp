@@ -1,0 +1,56 @@
+#pragma once
+// What the replay needs to simulate one pipeline rank's data-parallel collectives: the rings its
+// replicas reduce and gather over, its gradient buckets in launch order, and the weights its ops
+// wait for (ZeRO-3, --overlap-param-gather). Built by sim/data_parallel_sync.hpp; run by
+// sim/gradient_sync.hpp and sim/weight_gathers.hpp on a sim/collective_launcher.hpp.
+#include <vector>
+
+#include "sim/collectives/collective.hpp"
+
+namespace hetsim {
+
+// One hop of a ring: the route from a GPU to its successor, the share of the bytes that goes on
+// the wire (1 / compression ratio across a compressed WAN link) and the route's latency.
+struct RingHop {
+  const std::vector<int>* route = nullptr;
+  double wire_share = 1;
+  double latency_s = 0;
+};
+using RingHops = std::vector<RingHop>;  // n hops for a ring of n GPUs
+
+// One bucket's collective over the data-parallel groups of a pipeline rank.
+struct BucketCollective {
+  CollectiveOp op = CollectiveOp::kAllReduce;  // all-reduce, reduce-scatter or all-gather
+  double bytes = 0;          // per GPU, as nccl-tests sizes it
+  int chunk = 0;             // model chunk on the rank whose gradients it carries
+  double ready_fraction = 1; // share of the chunk's last gradient op after which they are complete
+  int group = 0;             // index into RankSync::groups
+  double alpha_beta_s = 0;   // its time on the alpha-beta path
+};
+
+// A unit of a chunk's gathered weights: the collectives that bring it (dense weights, then
+// routed-expert weights) and the share of an op's compute that runs on it.
+struct GatherUnit {
+  std::vector<BucketCollective> collectives;
+  double compute_share = 0;
+};
+
+struct RankSync {
+  // [group] -> the rings that run together for one collective (one per tensor-parallel index, and
+  // per expert-parallel index for expert weights), each with n >= 2 hops.
+  std::vector<std::vector<RingHops>> groups;
+  std::vector<BucketCollective> gradients;   // launch order
+  std::vector<BucketCollective> parameters;  // all-gathers after the optimizer step
+  // --overlap-grad-reduce: buckets launch during the last microbatch's backward.
+  bool overlap = false;
+  // ZeRO-2 and 3: gradients are sharded, not accumulated whole, so every microbatch's backward
+  // reduce-scatters its buckets (as it produces them), not only the last one's.
+  bool every_microbatch = false;
+  // [chunk] -> the units its gathered ops compute on, in forward order: with ZeRO-3 its layers,
+  // gathered before each of its forward and backward ops; with --overlap-param-gather the
+  // distributed optimizer's buckets, before its first forward only. Empty otherwise.
+  std::vector<std::vector<GatherUnit>> chunk_gathers;
+  bool gather_before_every_op = false;  // ZeRO-3; else the first forward only
+};
+
+}  // namespace hetsim
