@@ -5,51 +5,28 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <fstream>
 
 #include "base/error.hpp"
 #include "models/chunk_cost.hpp"
 #include "models/layer_ops.hpp"
+#include "model_test_support.hpp"
 
 namespace {
-std::string config_path(const std::string& name) {
-  return std::string(HETSIM_SOURCE_DIR) + "/models/configs/" + name + ".json";
-}
+using hetsim::test::config_path;
+using hetsim::test::message_of;
+using hetsim::test::rel;
+using hetsim::test::unit_gpu;
+using hetsim::test::write_temp;
 hetsim::TransformerConfig mixtral() { return hetsim::load_transformer_config(config_path("mixtral-8x7b")); }
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/hetsim_moe_test_" + name + ".json";
-  std::ofstream(path) << text;
-  return path;
-}
-std::string message_of(const std::string& path) {
-  try {
-    hetsim::load_transformer_config(path);
-  } catch (const hetsim::InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 std::string plan_error_of(const hetsim::TransformerConfig& m, const hetsim::ParallelPlan& plan,
                           const hetsim::ExpertParallelLinks& ep_links) {
-  hetsim::GpuSpec g;
-  g.key = "unit";
-  g.peak_flops = {1e14, 1e14, 1e15, 1e15, 0};
-  g.hbm_bytes_per_s = 2e12;
   try {
-    hetsim::cost_chunk(m, plan, g, {0, 1, false, false}, {100e9, 0}, ep_links);
+    hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, {100e9, 0}, ep_links);
   } catch (const hetsim::PlanError& e) {
     return e.what();
   }
   return "(no error)";
 }
-hetsim::GpuSpec unit_gpu() {
-  hetsim::GpuSpec g;
-  g.key = "unit";
-  g.peak_flops = {1e14, 1e14, 1e15, 1e15, 0};
-  g.hbm_bytes_per_s = 2e12;
-  return g;
-}
-double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
 double round_to_tenth_billion(double x) { return std::round(x / 1e8) / 10; }
 // A Mixtral-shaped head of a config.json; tests append their MoE fields.
 const char* kHead = R"("hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,

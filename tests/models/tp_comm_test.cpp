@@ -8,16 +8,11 @@
 
 #include "models/chunk_cost.hpp"
 #include "models/tp_collectives.hpp"
+#include "model_test_support.hpp"
 
 namespace {
-hetsim::GpuSpec unit_gpu() {
-  hetsim::GpuSpec g;
-  g.key = "unit";
-  g.peak_flops = {1e14, 1e14, 1e15, 1e15, 0};
-  g.hbm_bytes_per_s = 2e12;
-  return g;
-}
-double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+using hetsim::test::rel;
+using hetsim::test::unit_gpu;
 }  // namespace
 
 TEST_CASE("ring formulas") {

@@ -2,28 +2,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <fstream>
 
-#include "base/error.hpp"
 #include "models/transformer_config.hpp"
+#include "model_test_support.hpp"
 
 namespace {
-std::string config_path(const std::string& name) {
-  return std::string(HETSIM_SOURCE_DIR) + "/models/configs/" + name + ".json";
-}
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/hetsim_models_test_" + name + ".json";
-  std::ofstream(path) << text;
-  return path;
-}
-std::string message_of(const std::string& path) {
-  try {
-    hetsim::load_transformer_config(path);
-  } catch (const hetsim::InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using hetsim::test::config_path;
+using hetsim::test::message_of;
+using hetsim::test::write_temp;
 }  // namespace
 
 TEST_CASE("every shipped config loads with its published parameter count (within 2%)") {

@@ -1,0 +1,47 @@
+#pragma once
+// What the model tests share: the shipped configs' paths, throwaway config files and the message
+// a bad one raises, and a GPU with round figures for closed-form checks.
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "base/error.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/transformer_config.hpp"
+
+namespace hetsim::test {
+
+inline std::string config_path(const std::string& name) {
+  return std::string(HETSIM_SOURCE_DIR) + "/models/configs/" + name + ".json";
+}
+
+// Writes `text` to /tmp/hetsim_models_test_NAME.json and returns that path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/hetsim_models_test_" + name + ".json";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The message loading the config at `path` throws, or "(no error)".
+inline std::string message_of(const std::string& path) {
+  try {
+    load_transformer_config(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Not a real GPU: round peaks (100 TFLOP/s fp32 and tf32, 1 PFLOP/s bf16 and fp16, no fp8) and
+// 2 TB/s, so that closed forms are easy to write by hand.
+inline GpuSpec unit_gpu() {
+  GpuSpec g;
+  g.key = "unit";
+  g.peak_flops = {1e14, 1e14, 1e15, 1e15, 0};
+  g.hbm_bytes_per_s = 2e12;
+  return g;
+}
+
+inline double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+
+}  // namespace hetsim::test
