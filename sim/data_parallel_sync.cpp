@@ -9,8 +9,9 @@ namespace hetsim {
 
 namespace {
 
-// The distributed optimizer gathers bf16 parameters back.
-constexpr double kParamBytesBf16 = 2;
+// Megatron's mixed-precision layout: gradients are reduced from the fp32 main-grad buffer,
+// weights gathered in bf16.
+constexpr BytesPerParam kLayout{};
 
 RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, double wan_compression) {
   RingHops hops;
@@ -41,12 +42,11 @@ double gathered_weight_bytes(const RankSync& sync) {
   return 2 * largest;
 }
 
-DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& plan,
-                                    const Placement& placement,
-                                    const std::vector<std::vector<ChunkCost>>& costs,
-                                    const DataParallelOptions& options) {
-  DataParallelSync sync;
-  sync.ranks.resize(static_cast<std::size_t>(plan.pp));
+std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelPlan& plan,
+                                         const Placement& placement,
+                                         const std::vector<std::vector<ChunkCost>>& costs,
+                                         const DataParallelOptions& options) {
+  std::vector<RankSync> sync(static_cast<std::size_t>(plan.pp));
   if (plan.dp < 2) return sync;
   const double bucket_params =
       options.bucket_params > 0 ? options.bucket_params : default_bucket_params(plan.dp);
@@ -54,7 +54,8 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
   const bool sharded = zero_stage >= 1;
   const int expert_replicas = plan.expert_data_parallel();
   for (int rank = 0; rank < plan.pp; ++rank) {
-    RankSync& rank_sync = sync.ranks[rank];
+    RankSync& rank_sync = sync[rank];
+    rank_sync.chunk_gathers.resize(costs[rank].size());  // filled for ZeRO-3 / --overlap-param-gather
     rank_sync.overlap = options.overlap_grad_reduce;
     rank_sync.every_microbatch = zero_stage >= 2;
     // Group 0: dense weights, one ring per tensor-parallel index over all replicas. Group 1:
@@ -88,15 +89,13 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
     };
     const bool gather_before_forward = sharded && zero_stage < 3 && options.overlap_param_gather;
     rank_sync.gather_before_every_op = zero_stage == 3;
-    if (zero_stage == 3 || gather_before_forward) rank_sync.chunk_gathers.resize(costs[rank].size());
     // Every replica of a rank holds the same layers: replica 0's (worker `rank`) stand for all.
     const auto& chunks = costs[rank];
     for (std::size_t c = 0; c < chunks.size(); ++c) {
       const int chunk = static_cast<int>(c);
       const double dense = chunks[c].params - chunks[c].expert_params;
       const double experts = expert_replicas > 1 ? chunks[c].expert_params : 0;
-      std::vector<GatherUnit> none;  // no gathered weights: nothing is added to it
-      auto& units = rank_sync.chunk_gathers.empty() ? none : rank_sync.chunk_gathers[c];
+      auto& units = rank_sync.chunk_gathers[c];
       for (const auto& [params, group] : {std::pair{dense, 0}, std::pair{experts, 1}}) {
         if (params <= 0) continue;
         const bool bucketed = options.overlap_grad_reduce && c == 0;
@@ -105,9 +104,9 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
           const double in_bucket = bucketed ? std::min(bucket_params, params - b * bucket_params) : params;
           const double ready = bucketed ? std::min(1.0, (b + 1) * bucket_params / params) : 1.0;
           rank_sync.gradients.push_back(collective(sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-                                                   in_bucket * kGradientBytesPerParam, chunk, ready, group));
+                                                   in_bucket * kLayout.gradients, chunk, ready, group));
           if (!sharded || zero_stage == 3) continue;
-          const BucketCollective gather = collective(CollectiveOp::kAllGather, in_bucket * kParamBytesBf16, chunk, 1, group);
+          const BucketCollective gather = collective(CollectiveOp::kAllGather, in_bucket * kLayout.weights, chunk, 1, group);
           if (gather_before_forward) {
             units.push_back(GatherUnit{{gather}, in_bucket / (dense + experts)});
           } else {
@@ -123,9 +122,9 @@ DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& 
       for (int l = 0; l < layers && zero_stage == 3; ++l) {
         GatherUnit unit{{}, 1.0 / layers};
         if (dense > 0)
-          unit.collectives.push_back(collective(CollectiveOp::kAllGather, dense / layers * kParamBytesBf16, chunk, 1, 0));
+          unit.collectives.push_back(collective(CollectiveOp::kAllGather, dense / layers * kLayout.weights, chunk, 1, 0));
         if (experts > 0)
-          unit.collectives.push_back(collective(CollectiveOp::kAllGather, experts / layers * kParamBytesBf16, chunk, 1, 1));
+          unit.collectives.push_back(collective(CollectiveOp::kAllGather, experts / layers * kLayout.weights, chunk, 1, 1));
         if (!unit.collectives.empty()) units.push_back(std::move(unit));
       }
     }

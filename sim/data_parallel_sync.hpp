@@ -29,10 +29,6 @@
 
 namespace hetsim {
 
-// Bytes of one parameter's gradient as it is reduced: fp32 (Megatron-LM's main_grad; bf16
-// training turns on accumulate_allreduce_grads_in_fp32).
-inline constexpr double kGradientBytesPerParam = 4;
-
 struct DataParallelOptions {
   bool overlap_grad_reduce = false;  // --overlap-grad-reduce
   // --overlap-param-gather: the distributed optimizer's parameter all-gathers become gathers
@@ -42,10 +38,6 @@ struct DataParallelOptions {
   double wan_compression = 1;        // bytes crossing a WAN link are divided by it
 };
 
-struct DataParallelSync {
-  std::vector<RankSync> ranks;     // [pipeline rank]
-};
-
 // ZeRO-3's gathered weights on one GPU at their peak, beyond its shard: the largest unit twice
 // (the one being computed on and the one being prefetched); 0 for other stages.
 double gathered_weight_bytes(const RankSync& sync);
@@ -53,11 +45,11 @@ double gathered_weight_bytes(const RankSync& sync);
 // Megatron's default bucket size in parameters for `dp` data-parallel replicas.
 double default_bucket_params(int dp);
 
-// `costs` is [worker][chunk] as the replay takes it (worker = replica * pp + rank). Ranks with
-// dp == 1 get no collectives.
-DataParallelSync data_parallel_sync(const Cluster& cluster, const ParallelPlan& plan,
-                                    const Placement& placement,
-                                    const std::vector<std::vector<ChunkCost>>& costs,
-                                    const DataParallelOptions& options);
+// [pipeline rank] -> its synchronisation. `costs` is [worker][chunk] as the replay takes it
+// (worker = replica * pp + rank). Ranks with dp == 1 get no collectives.
+std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelPlan& plan,
+                                         const Placement& placement,
+                                         const std::vector<std::vector<ChunkCost>>& costs,
+                                         const DataParallelOptions& options);
 
 }  // namespace hetsim

@@ -123,8 +123,8 @@ struct GatheredOps {
 GatheredOps gathered_ops(const Timetable& t, const std::vector<RankSync>& sync) {
   GatheredOps g;
   for (int rank = 0; rank < t.ranks; ++rank) {
-    const std::size_t chunks = sync.empty() ? 0 : sync[rank].chunk_gathers.size();
-    const bool every_op = !sync.empty() && sync[rank].gather_before_every_op;
+    const std::size_t chunks = sync[rank].chunk_gathers.size();
+    const bool every_op = sync[rank].gather_before_every_op;
     std::vector<int> index(t.ops[rank].size(), -1);
     std::vector<WeightGathers::GatheredOp> ops;
     std::vector<char> forwarded(chunks, 0);
@@ -167,7 +167,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
     gradient_ops_ = gradient_ops(t_);
     sync_->set_gradient_ops(gradient_ops_.per_chunk);
-    GatheredOps gathered = gathered_ops(t_, in.sync);
+    GatheredOps gathered = gathered_ops(t_, sync);
     gathered_op_ = std::move(gathered.index);
     gathers_ = std::make_unique<WeightGathers>(engine_, *launcher_, sync, std::move(gathered.ops), in.replicas,
                                                in.observer, [this](int rank) { unit_arrived(rank); });

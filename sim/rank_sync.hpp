@@ -48,7 +48,7 @@ struct RankSync {
   bool every_microbatch = false;
   // [chunk] -> the units its gathered ops compute on, in forward order: with ZeRO-3 its layers,
   // gathered before each of its forward and backward ops; with --overlap-param-gather the
-  // distributed optimizer's buckets, before its first forward only. Empty otherwise.
+  // distributed optimizer's buckets, before its first forward only. A chunk with none is empty.
   std::vector<std::vector<GatherUnit>> chunk_gathers;
   bool gather_before_every_op = false;  // ZeRO-3; else the first forward only
 };

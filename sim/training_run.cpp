@@ -334,7 +334,7 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
     const ChunkCost cost = cost_chunk(model, plan, spec, ChunkSpan{0, layers, rank == 0, rank + 1 == plan.pp},
                                       tp_links, ep_links);
     // Reduced once every sync_every steps.
-    traffic.gradient_bytes.push_back(cost.params * kGradientBytesPerParam / sync_every);
+    traffic.gradient_bytes.push_back(cost.params * BytesPerParam{}.gradients / sync_every);
     if (rank == 0) {
       const double output = plan.sequence_parallel ? cost.output_bytes / plan.tp : cost.output_bytes;
       traffic.activation_bytes = output * 2 * plan.microbatches();
@@ -497,8 +497,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                                    DataParallelOptions{options.overlap_grad_reduce,
                                                        options.overlap_param_gather,
                                                        options.ddp_bucket_params,
-                                                       options.wan_compression})
-                    .ranks;
+                                                       options.wan_compression});
   inputs.alpha_beta_collectives = options.alpha_beta_collectives;
 
   for (int w = 0; w < placement.workers(); ++w) {

@@ -5,12 +5,13 @@
 #include <cmath>
 
 #include "models/chunk_cost.hpp"
+#include "model_test_support.hpp"
 
 namespace {
 hetsim::TransformerConfig gpt3() {
-  return hetsim::load_transformer_config(std::string(HETSIM_SOURCE_DIR) + "/models/configs/gpt3-175b.json");
+  return hetsim::load_transformer_config(hetsim::test::config_path("gpt3-175b"));
 }
-double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+using hetsim::test::rel;
 }  // namespace
 
 TEST_CASE("model FLOPs per iteration equal Narayanan et al. 2021, eq. 72Bslh^2(1 + s/6h + V/12lh)") {

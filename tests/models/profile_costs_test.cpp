@@ -19,6 +19,7 @@
 #include "models/chunk_cost.hpp"
 #include "models/layer_ops.hpp"
 #include "models/tp_collectives.hpp"
+#include "model_test_support.hpp"
 
 using hetsim::calibration::AttentionPoint;
 using hetsim::calibration::GemmPoint;
@@ -31,12 +32,12 @@ namespace {
 const std::string kRoot = HETSIM_SOURCE_DIR;
 
 hetsim::TransformerConfig llama2_7b() {
-  return hetsim::load_transformer_config(kRoot + "/models/configs/llama-2-7b.json");
+  return hetsim::load_transformer_config(hetsim::test::config_path("llama-2-7b"));
 }
 
 hetsim::GpuSpec a100() { return hetsim::GpuCatalog::load(kRoot + "/models/gpus").at("a100-80gb"); }
 
-double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+using hetsim::test::rel;
 
 // Roofline seconds of one pass of every layer op outside `skip_class`.
 struct PassSeconds {

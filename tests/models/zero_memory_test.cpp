@@ -11,9 +11,10 @@
 
 #include "base/error.hpp"
 #include "models/chunk_cost.hpp"
+#include "model_test_support.hpp"
 
 namespace {
-double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+using hetsim::test::rel;
 double round_to_tenth_gb(double bytes) { return std::round(bytes / 1e8) / 10; }
 std::string plan_error_of(const hetsim::ParallelPlan& plan) {
   try {
