@@ -6,10 +6,11 @@
 
 namespace hetsim {
 
-// Base of every error hetsim reports to a user.
+// Base of every error hetsim reports to a user. The message is kept on one line: control
+// characters it holds (a JSON key with a newline, say) are written as escapes.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  explicit Error(const std::string& message);
 };
 
 // Bad input: names the file, the JSON path (RFC 6901 pointer, "" for the whole document), the

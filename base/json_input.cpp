@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "base/error.hpp"
 
@@ -13,11 +14,50 @@ namespace hetsim {
 
 namespace {
 
-// Short rendering of a value for messages: long arrays and objects are elided.
+// Bounds on what one input file may hold, checked before the document is built: a JSON input of
+// hetsim's (a cluster of 16,384 GPUs, a timetable of thousands of ops) is a few MB and a handful of
+// levels deep; traces, which are larger, are streamed by their own reader.
+constexpr std::size_t kMaxJsonFileBytes = std::size_t{32} << 20;
+constexpr std::size_t kMaxJsonDepth = 64;
+
+// Short rendering of a value for messages, at most kMax characters: long arrays and objects are
+// elided. Written without json::dump(), whose recursion and whole-document output would make a
+// huge or deeply nested value cost as much to describe as to read.
+constexpr std::size_t kMaxRendered = 60;
+
+void render_into(const nlohmann::json& v, std::string& out) {
+  if (out.size() > kMaxRendered) return;
+  if (v.is_array()) {
+    out += '[';
+    bool first = true;
+    for (const auto& element : v) {
+      if (out.size() > kMaxRendered) return;
+      if (!first) out += ',';
+      first = false;
+      render_into(element, out);
+    }
+    out += ']';
+  } else if (v.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, member] : v.items()) {
+      if (out.size() > kMaxRendered) return;
+      if (!first) out += ',';
+      first = false;
+      out += nlohmann::json(key).dump();
+      out += ':';
+      render_into(member, out);
+    }
+    out += '}';
+  } else {
+    out += v.dump();
+  }
+}
+
 std::string render(const nlohmann::json& v) {
-  std::string text = v.dump();
-  constexpr std::size_t kMax = 60;
-  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
+  std::string text;
+  render_into(v, text);
+  if (text.size() > kMaxRendered) text = text.substr(0, kMaxRendered) + "...";
   return text;
 }
 
@@ -49,12 +89,76 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }  // namespace
 
 nlohmann::json read_json_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(status))
+    throw InputError(path, "", "a directory", "a JSON file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "an unreadable file", "a readable JSON file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  // Read in blocks and stop one block past the limit, so that a huge input (or an endless one,
+  // such as a device) costs no more than the limit.
+  std::string text;
+  std::array<char, 1 << 16> block{};
+  while (in && text.size() <= kMaxJsonFileBytes) {
+    in.read(block.data(), block.size());
+    text.append(block.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (text.size() > kMaxJsonFileBytes)
+    throw InputError(path, "", fmt::format("a file of more than {} MiB", kMaxJsonFileBytes >> 20),
+                     "a JSON input file of at most that size");
+  // One frame per open array or object: where the parse is inside it, and for an object the keys
+  // seen so far, so that a repeated key is refused rather than letting the last one silently win.
+  // The depth limit keeps every later recursive walk of the document bounded.
+  struct Frame {
+    bool object = false;
+    std::size_t elements = 0;       // array: elements finished so far
+    std::vector<std::string> keys;  // object: keys so far, the last one being parsed
+  };
+  std::vector<Frame> frames;
+  const auto pointer = [&](std::size_t levels) {
+    std::string out;
+    for (std::size_t i = 0; i < levels; ++i)
+      out += "/" + (frames[i].object ? escape_pointer_token(frames[i].keys.back())
+                                     : std::to_string(frames[i].elements));
+    return out;
+  };
+  const auto element_done = [&] {
+    if (!frames.empty() && !frames.back().object) ++frames.back().elements;
+  };
+  using Event = nlohmann::json::parse_event_t;
+  const nlohmann::json::parser_callback_t check = [&](int, Event event, nlohmann::json& parsed) {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (frames.size() >= kMaxJsonDepth)
+          throw InputError(path, pointer(frames.size()),
+                           fmt::format("nesting deeper than {} levels", kMaxJsonDepth),
+                           "a JSON document nested at most that deep");
+        frames.push_back(Frame{event == Event::object_start, 0, {}});
+        break;
+      case Event::key: {
+        auto& keys = frames.back().keys;
+        std::string key = parsed.get<std::string>();
+        const bool repeated = std::find(keys.begin(), keys.end(), key) != keys.end();
+        keys.push_back(std::move(key));
+        if (repeated)
+          throw InputError(path, pointer(frames.size()), "a key repeated in its object",
+                           "each key at most once");
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        frames.pop_back();
+        element_done();
+        break;
+      case Event::value:
+        element_done();
+        break;
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(buffer.str());
+    return nlohmann::json::parse(text, check);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path, "", fmt::format("text that is not JSON (byte {})", e.byte),
                      "a JSON document");

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -26,6 +27,15 @@
 namespace hetsim {
 
 namespace {
+
+// The most op runs (ops x workers) one iteration may replay: far above any real plan (the 405B
+// case on 16,384 GPUs runs about 1e5), and within 1 GiB of memory. Measured: `hetsim run --tp 8
+// --pp 4 --seq-length 1024` at --gbs 20000 and 80000 (240k and 960k op runs) peaks at 17 and
+// 50 MiB, about 47 bytes per op run (2e7: about 0.9 GiB and 16 s).
+constexpr double kMaxSimulatedOps = 2e7;
+// Gradient buckets per model: each is a collective with its own events; Megatron's default
+// bucket (40M parameters) gives about 10,000 for a 405B model.
+constexpr double kMaxBuckets = 1e5;
 
 // Layers of each model slice. A slice is a position along a microbatch's path: pp * vpp of them
 // for looped and V-shaped placements, pp for DualPipe, whose ranks hold two mirrored slices.
@@ -359,25 +369,41 @@ Placement place_run(const Cluster& cluster, const GpuCatalog& catalog, const Tra
 }
 
 Placement place_plan(const Cluster& cluster, const TransformerConfig& model, ParallelPlan& plan) {
-  const int gpus = cluster.gpu_count();
+  const long long gpus = cluster.gpu_count();
   if (plan.tp < 1 || plan.pp < 1 || plan.vpp < 1 || plan.micro_batch_size < 1 ||
       plan.global_batch_size < 1 || plan.seq_length < 1)
     throw PlanError("tp, pp, vpp, mbs, gbs and seq-length must all be >= 1");
-  if (gpus % (plan.tp * plan.pp) != 0)
+  // Products in 64 bits: flags near INT_MAX must be refused, not wrapped into a division by zero.
+  const long long model_parallel = static_cast<long long>(plan.tp) * plan.pp;
+  if (model_parallel > gpus || gpus % model_parallel != 0)
     throw PlanError(fmt::format(
         "tp {} x pp {} = {} does not divide the cluster's {} GPUs, so tp*pp*dp cannot equal the GPU "
         "count",
-        plan.tp, plan.pp, plan.tp * plan.pp, gpus));
-  plan.dp = gpus / (plan.tp * plan.pp);
+        plan.tp, plan.pp, model_parallel, gpus));
+  plan.dp = static_cast<int>(gpus / model_parallel);
   if (model.num_heads % plan.tp != 0)
     throw PlanError(fmt::format("tp {} does not divide the model's {} attention heads", plan.tp,
                                 model.num_heads));
+  if (static_cast<long long>(plan.pp) * plan.vpp > model.num_layers)
+    throw PlanError(fmt::format(
+        "pp {} x vpp {} = {} model chunks exceed the model's {} layers (each chunk holds at least one)",
+        plan.pp, plan.vpp, static_cast<long long>(plan.pp) * plan.vpp, model.num_layers));
   check_data_parallel_sharding(plan);
-  const int per_step = plan.micro_batch_size * plan.dp;
+  const long long per_step = static_cast<long long>(plan.micro_batch_size) * plan.dp;
   if (plan.global_batch_size % per_step != 0)
     throw PlanError(fmt::format(
         "global batch {} is not divisible by micro-batch {} x data-parallel {} = {}",
         plan.global_batch_size, plan.micro_batch_size, plan.dp, per_step));
+  // Every worker holds its rank's ops (about three per chunk and microbatch) and their state:
+  // bound that before anything is allocated, so that a mistyped batch size is refused at once
+  // instead of exhausting memory.
+  const double op_instances = 3.0 * plan.dp * plan.pp * plan.vpp * plan.microbatches();
+  if (op_instances > kMaxSimulatedOps)
+    throw PlanError(fmt::format(
+        "gbs {} / (mbs {} x dp {}) = {} microbatches per replica, over pp {} x vpp {} and {} replicas, "
+        "make {:.3g} op runs; expected at most {:.3g} per simulated iteration",
+        plan.global_batch_size, plan.micro_batch_size, plan.dp, plan.microbatches(), plan.pp, plan.vpp,
+        plan.dp, op_instances, kMaxSimulatedOps));
   return Placement{plan.tp, plan.pp, plan.dp};
 }
 
@@ -387,8 +413,12 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   RunResult result;
   result.plan = options.plan;
   ParallelPlan& plan = result.plan;
-  if (!(options.wan_compression >= 1))
-    throw PlanError(fmt::format("--wan-compression {} must be a ratio >= 1", options.wan_compression));
+  if (!(options.wan_compression >= 1) || !std::isfinite(options.wan_compression))
+    throw PlanError(fmt::format("--wan-compression {} must be a finite ratio >= 1", options.wan_compression));
+  if (options.sequence_splits < 1 || options.sequence_splits > options.plan.seq_length)
+    throw PlanError(fmt::format("--seq-splits {} must be between 1 and the sequence length {} (segments of "
+                                "at least one token)",
+                                options.sequence_splits, options.plan.seq_length));
   if (options.sync_every < 1)
     throw PlanError(fmt::format("--sync-every {} must be >= 1 (1: every step)", options.sync_every));
   if (options.sync_every > 1 && options.plan.effective_zero_stage() == 3)
@@ -407,9 +437,19 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
         "--overlap-param-gather needs the distributed optimizer (--use-distributed-optimizer or "
         "--zero-stage 1 or 2) and --overlap-grad-reduce, as Megatron-LM requires");
   result.alpha_beta_collectives = options.alpha_beta_collectives;
-  if (options.ddp_bucket_params < 0)
-    throw PlanError(fmt::format("--ddp-bucket-size {} must be >= 0 parameters (0: Megatron's default)",
+  if (!(options.ddp_bucket_params >= 0) || !std::isfinite(options.ddp_bucket_params))
+    throw PlanError(fmt::format("--ddp-bucket-size {} must be a finite number >= 0 of parameters (0: "
+                                "Megatron's default)",
                                 options.ddp_bucket_params));
+  if (options.ddp_bucket_params > 0 && model.total_params() / options.ddp_bucket_params > kMaxBuckets)
+    throw PlanError(fmt::format("--ddp-bucket-size {} splits the model's {:.3g} parameters into {:.3g} "
+                                "buckets; expected at most {:.0e} (Megatron's default is 40M parameters)",
+                                options.ddp_bucket_params, model.total_params(),
+                                model.total_params() / options.ddp_bucket_params, kMaxBuckets));
+  const double op_runs = 3.0 * plan.dp * plan.pp * plan.vpp * plan.microbatches() * options.sequence_splits;
+  if (op_runs > kMaxSimulatedOps)
+    throw PlanError(fmt::format("--seq-splits {} makes {:.3g} op runs in one iteration; expected at most {:.3g}",
+                                options.sequence_splits, op_runs, kMaxSimulatedOps));
   const Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, options);
   result.schedule = timetable.kind;
   result.offload_fraction = options.offload_fraction;

@@ -1,5 +1,9 @@
 // JsonInput: every error names the file, the JSON path, the value and what was expected.
 #include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "base/error.hpp"
 #include "base/json_input.hpp"
@@ -46,4 +50,81 @@ TEST_CASE("an unknown key suggests the nearest known one") {
 TEST_CASE("unreadable and non-JSON files") {
   CHECK(message_of([] { hetsim::read_json_file("/nonexistent/x.json"); }) ==
         "/nonexistent/x.json: (document): got an unreadable file; expected a readable JSON file");
+}
+
+namespace {
+// A file in a fresh scratch folder, removed with the folder.
+struct ScratchFile {
+  std::filesystem::path dir;
+  std::filesystem::path path;
+  explicit ScratchFile(const std::string& text, const std::string& name = "input.json") {
+    dir = std::filesystem::temp_directory_path() /
+          ("hetsim-json-input-" + std::to_string(::getpid()) + "-" + name);
+    std::filesystem::create_directories(dir);
+    path = dir / name;
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~ScratchFile() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+}  // namespace
+
+TEST_CASE("a folder given as an input file is named as a folder") {
+  const ScratchFile f("{}", "folder.json");
+  CHECK(message_of([&] { hetsim::read_json_file(f.dir.string()); }) ==
+        f.dir.string() + ": (document): got a directory; expected a JSON file");
+}
+
+namespace {
+std::string nested_objects(int levels) {
+  std::string text = R"({"a":{"b":[1,{"c":)";
+  for (int i = 0; i < levels; ++i) text += R"({"k":)";
+  return text;
+}
+}  // namespace
+
+TEST_CASE("nesting beyond 64 levels is refused at the level where it goes too deep") {
+  // 100,000 nested arrays used to overflow the stack of whatever walked the document next.
+  const ScratchFile f(std::string(100000, '['), "deep.json");
+  std::string pointer;
+  for (int i = 0; i < 64; ++i) pointer += "/0";
+  CHECK(message_of([&] { hetsim::read_json_file(f.path.string()); }) ==
+        f.path.string() + ": " + pointer +
+            ": got nesting deeper than 64 levels; expected a JSON document nested at most that deep");
+  const ScratchFile objects(nested_objects(200), "deep-objects.json");
+  CHECK(message_of([&] { hetsim::read_json_file(objects.path.string()); })
+            .find("nesting deeper than 64 levels") != std::string::npos);
+}
+
+TEST_CASE("a key repeated in one object is refused with its path, not silently overwritten") {
+  const ScratchFile f(R"({"sites": [{"name": "a"}, {"name": "b", "gpus": 8, "name": "c"}]})", "dup.json");
+  CHECK(message_of([&] { hetsim::read_json_file(f.path.string()); }) ==
+        f.path.string() + ": /sites/1/name: got a key repeated in its object; expected each key at most once");
+  // The same key in two different objects is fine.
+  const ScratchFile ok(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 3}, {"x": 4}]})", "ok.json");
+  CHECK(hetsim::read_json_file(ok.path.string())["c"][1]["x"] == 4);
+}
+
+TEST_CASE("an input file beyond 32 MiB is refused before it is parsed") {
+  const ScratchFile f(std::string((std::size_t{32} << 20) + 1, ' '), "huge.json");
+  CHECK(message_of([&] { hetsim::read_json_file(f.path.string()); }) ==
+        f.path.string() + ": (document): got a file of more than 32 MiB; expected a JSON input file of at most that size");
+}
+
+TEST_CASE("a key holding a newline still gives a one-line error") {
+  const auto doc = nlohmann::json::parse("{\"band\\nwidth\": 1}");
+  const JsonInput root(doc, "k.json");
+  const std::string message = message_of([&] { root.reject_unknown_keys({"bandwidth_Gbps"}); });
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK(message == R"(k.json: /band\nwidth: got unknown key "band\nwidth"; expected one of the known keys)");
+}
+
+TEST_CASE("a huge value is described in a bounded number of characters") {
+  nlohmann::json big = nlohmann::json::array();
+  for (int i = 0; i < 100000; ++i) big.push_back(nlohmann::json{{"rank", i}});
+  const JsonInput value(big, "b.json", "/ops");
+  const std::string message = message_of([&] { value.fail("a small array"); });
+  CHECK(message == R"(b.json: /ops: got [{"rank":0},{"rank":1},{"rank":2},{"rank":3},{"rank":4},{"ra...; expected a small array)");
 }

@@ -130,3 +130,40 @@ TEST_CASE("an unknown option is refused with a non-zero exit") {
   CHECK(o.exit_code != 0);
   CHECK(o.err.find("--tensor-parallel") != std::string::npos);
 }
+
+TEST_CASE("sizes near INT_MAX are refused, not wrapped into a crash") {
+  // tp x pp used to overflow int (SIGFPE); mbs x dp likewise.
+  CHECK(run_error("--tp 65536 --pp 65536") ==
+        "tp 65536 x pp 65536 = 4294967296 does not divide the cluster's 32 GPUs, so tp*pp*dp cannot equal "
+        "the GPU count");
+  CHECK(run_error("--mbs 1073741824") ==
+        "global batch 64 is not divisible by micro-batch 1073741824 x data-parallel 4 = 4294967296");
+  CHECK(run_error("--mbs 536870912") ==
+        "global batch 64 is not divisible by micro-batch 536870912 x data-parallel 4 = 2147483648");
+}
+
+TEST_CASE("work beyond what one iteration can replay is refused before anything is allocated") {
+  // 1,073,741,824 / 4 replicas = 268M microbatches used to end in std::bad_alloc.
+  CHECK(run_error("--tp 8 --pp 4 --gbs 1073741824") ==
+        "gbs 1073741824 / (mbs 1 x dp 1) = 1073741824 microbatches per replica, over pp 4 x vpp 1 and 1 "
+        "replicas, make 1.29e+10 op runs; expected at most 2e+07 per simulated iteration");
+  // A million chunks per rank used to spend 2 GB before the layers were found not to divide.
+  CHECK(run_error("--vpp 1000000 --schedule interleaved") ==
+        "pp 2 x vpp 1000000 = 2000000 model chunks exceed the model's 32 layers (each chunk holds at least one)");
+  CHECK(run_error("--seq-splits 1000000 --schedule seq1f1b") ==
+        "--seq-splits 1000000 must be between 1 and the sequence length 8192 (segments of at least one token)");
+  CHECK(run_error("--seq-splits 0") ==
+        "--seq-splits 0 must be between 1 and the sequence length 8192 (segments of at least one token)");
+}
+
+TEST_CASE("non-finite and absurd bucket sizes and compression ratios are refused") {
+  // inf and 1e-10 used to report no gradient reduction at all; 1 ran out of memory.
+  for (const std::string value : {"inf", "nan", "-1"})
+    CHECK(run_error("--ddp-bucket-size " + value) ==
+          "--ddp-bucket-size " + value +
+              " must be a finite number >= 0 of parameters (0: Megatron's default)");
+  CHECK(run_error("--ddp-bucket-size 1") ==
+        "--ddp-bucket-size 1 splits the model's 8.03e+09 parameters into 8.03e+09 buckets; expected at "
+        "most 1e+05 (Megatron's default is 40M parameters)");
+  CHECK(run_error("--wan-compression inf") == "--wan-compression inf must be a finite ratio >= 1");
+}

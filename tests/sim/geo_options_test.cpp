@@ -59,6 +59,6 @@ TEST_CASE("local steps carry 1/H of the gradient reduction; compression speeds a
 }
 
 TEST_CASE("a compression ratio below 1 or a sync interval below 1 is refused") {
-  CHECK_THROWS_WITH_AS(run(2, 0.5, 1), "--wan-compression 0.5 must be a ratio >= 1", PlanError);
+  CHECK_THROWS_WITH_AS(run(2, 0.5, 1), "--wan-compression 0.5 must be a finite ratio >= 1", PlanError);
   CHECK_THROWS_WITH_AS(run(2, 1, 0), "--sync-every 0 must be >= 1 (1: every step)", PlanError);
 }

@@ -146,7 +146,7 @@ TEST_CASE("a negative bucket size is refused") {
   RunOptions o = data_parallel_only();
   o.ddp_bucket_params = -1;
   CHECK_THROWS_WITH_AS(simulate_training(s.cluster, s.catalog, s.model, o),
-                       "--ddp-bucket-size -1 must be >= 0 parameters (0: Megatron's default)", PlanError);
+                       "--ddp-bucket-size -1 must be a finite number >= 0 of parameters (0: Megatron's default)", PlanError);
 }
 
 TEST_CASE("ZeRO-2 reduce-scatters every microbatch's gradients: m times the traffic of stage 1") {

@@ -55,12 +55,16 @@ TEST_CASE("plans that do not fit the cluster or model are rejected with the numb
   CHECK(plan_error(three_sites, options(3, 1, 1, 64, 4096)) ==
         "tp 3 does not divide the model's 32 attention heads");
   CHECK(plan_error(s, options(1, 32, 1, 64, 4096)) == "(no error)");
-  RunOptions uneven = options(2, 16, 1, 64, 4096);
+  RunOptions uneven = options(2, 8, 1, 64, 4096);
   uneven.plan.vpp = 3;
   uneven.schedule = "interleaved";
   CHECK(plan_error(s, uneven) ==
-        "32 layers are not divisible by 48 virtual pipeline stages (pp 16 x vpp 3); choose pp*vpp "
+        "32 layers are not divisible by 24 virtual pipeline stages (pp 8 x vpp 3); choose pp*vpp "
         "dividing 32 or set --decoder-first-pipeline-num-layers/--decoder-last-pipeline-num-layers");
+  // More chunks than layers is refused before any timetable is built.
+  uneven.plan.pp = 16;
+  CHECK(plan_error(s, uneven) ==
+        "pp 16 x vpp 3 = 48 model chunks exceed the model's 32 layers (each chunk holds at least one)");
   CHECK(plan_error(s, options(3, 1, 1, 64, 4096)).find("does not divide the cluster's 32 GPUs") !=
         std::string::npos);
 }
