@@ -29,16 +29,40 @@ nlohmann::json transfer_json(const TransferFit& f, const char* rate_key) {
           {"bytes_seconds", pairs_json(f.bytes_seconds)}};
 }
 
-// A row of numbers [a, b, ...] of the given length, each > 0 except where `allow_zero` says.
+// Ranges a measurement can physically hold: a size (bytes, or a GEMM's m, n, k) of at least one
+// and at most a petabyte, a time between a nanosecond and an hour. Anything outside (1e-300 s,
+// 1e300 bytes) is a broken file, and would turn into infinite or NaN iteration times downstream.
+constexpr double kMinSize = 1, kMaxSize = 1e15;
+constexpr double kMinSeconds = 1e-9, kMaxSeconds = 3600;
+
+// A row [size, ..., seconds] of the given length: every cell a size except the last, a time.
 std::vector<double> number_row(const JsonInput& row, std::size_t length, const std::string& expected) {
   if (!row.value().is_array() || row.array_size() != length) row.fail(expected);
   std::vector<double> values;
   for (std::size_t i = 0; i < length; ++i) {
     const JsonInput cell = row.at(i);
-    if (!cell.value().is_number() || !(cell.value().get<double>() > 0)) cell.fail("a number > 0");
+    const bool seconds = i + 1 == length;
+    const double low = seconds ? kMinSeconds : kMinSize;
+    const double high = seconds ? kMaxSeconds : kMaxSize;
+    if (!cell.value().is_number() || !(cell.value().get<double>() >= low && cell.value().get<double>() <= high))
+      cell.fail(seconds ? fmt::format("a time in seconds between {:g} and {:g}", low, high)
+                        : fmt::format("a size between {:g} and {:g}", low, high));
     values.push_back(cell.value().get<double>());
   }
   return values;
+}
+
+// Memory-bound kinds a profile may hold: those the cost model looks up (models/layer_ops.cpp,
+// models/calibration/README.md) and those the suite measures for the record (softmax, rope).
+// Anything else is a typo that would be loaded and never used.
+void check_memory_kind(const JsonInput& object, const std::string& key) {
+  static const std::vector<std::string> known{"rmsnorm", "layernorm", "softmax", "rope",      "silu",
+                                              "silu_mul", "gelu",     "add",     "dropout",  "embedding",
+                                              "cross_entropy", "adam"};
+  if (std::find(known.begin(), known.end(), key) != known.end()) return;
+  const std::string near = nearest_word(key, known);
+  object.fail_member(key, near.empty() ? "a memory-bound kind (models/calibration/README.md)"
+                                       : fmt::format("a memory-bound kind; did you mean \"{}\"?", near));
 }
 
 std::vector<std::pair<double, double>> pairs_from(const JsonInput& list) {
@@ -215,7 +239,10 @@ Profile Profile::from_json(const nlohmann::json& json, const std::string& file_n
   if (root.has("memory_bound_bytes_seconds")) {
     const JsonInput memory = root.at("memory_bound_bytes_seconds");
     if (!memory.value().is_object()) memory.fail("an object of kind -> [[bytes, seconds], ...]");
-    for (const auto& [kind, rows] : memory.value().items()) d.memory_bound[kind] = pairs_from(memory.at(kind));
+    for (const auto& [kind, rows] : memory.value().items()) {
+      check_memory_kind(memory, kind);
+      d.memory_bound[kind] = pairs_from(memory.at(kind));
+    }
   }
   if (root.has("copies")) {
     const JsonInput copies = root.at("copies");

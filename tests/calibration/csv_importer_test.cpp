@@ -79,3 +79,29 @@ TEST_CASE("bad profile JSON names the path") {
                              "p.json");
         }) == "p.json: /gemm_m_n_k_seconds/bf61: got []; expected a dtype key; did you mean \"bf16\"?");
 }
+
+TEST_CASE("a profile's memory-bound kind must be one the cost model or the suite knows") {
+  // "rmsnrom" used to load and never be looked up: every norm silently fell back to the roofline.
+  CHECK(message_of([] {
+          Profile::from_json(nlohmann::json::parse(R"({"format": "hetsim-profile/1", "gpu": {"name": "x"},
+            "memory_bound_bytes_seconds": {"rmsnrom": [[1048576, 1e-5]]}})"),
+                             "p.json");
+        }) == "p.json: /memory_bound_bytes_seconds/rmsnrom: got [[1048576,1e-05]]; expected a memory-bound "
+              "kind; did you mean \"rmsnorm\"?");
+}
+
+TEST_CASE("a profile row outside physical ranges is refused, not turned into inf or NaN") {
+  // 1e-300 s and 1e300 bytes used to give an infinite iteration time and MFU -nan with exit 0.
+  const auto load = [](const std::string& rows) {
+    return message_of([&] {
+      Profile::from_json(nlohmann::json::parse(R"({"format": "hetsim-profile/1", "gpu": {"name": "x"},
+            "memory_bound_bytes_seconds": {"add": )" + rows + "}}"),
+                         "p.json");
+    });
+  };
+  CHECK(load("[[1048576, 1e-300]]") ==
+        "p.json: /memory_bound_bytes_seconds/add/0/1: got 1e-300; expected a time in seconds between 1e-09 and 3600");
+  CHECK(load("[[1e300, 1e-5]]") ==
+        "p.json: /memory_bound_bytes_seconds/add/0/0: got 1e+300; expected a size between 1 and 1e+15");
+  CHECK(load("[[1048576, 1e-5]]") == "(no error)");
+}
