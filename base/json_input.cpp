@@ -162,6 +162,10 @@ nlohmann::json read_json_file(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(path, "", fmt::format("text that is not JSON (byte {})", e.byte),
                      "a JSON document");
+  } catch (const nlohmann::json::out_of_range&) {
+    // The parser's only range error: a number literal beyond double range, such as 1e400.
+    throw InputError(path, "", "a number beyond the range of a double (about 1.8e308)",
+                     "numbers a double can hold");
   }
 }
 

@@ -128,3 +128,11 @@ TEST_CASE("a huge value is described in a bounded number of characters") {
   const std::string message = message_of([&] { value.fail("a small array"); });
   CHECK(message == R"(b.json: /ops: got [{"rank":0},{"rank":1},{"rank":2},{"rank":3},{"rank":4},{"ra...; expected a small array)");
 }
+
+TEST_CASE("a number beyond double range is an input error, not an internal one") {
+  const ScratchFile f(R"({"name": "x", "sites": 1e400})", "overflow.json");
+  CHECK(message_of([&] { hetsim::read_json_file(f.path.string()); }) ==
+        f.path.string() +
+            ": (document): got a number beyond the range of a double (about 1.8e308); expected numbers a "
+            "double can hold");
+}

@@ -167,3 +167,14 @@ TEST_CASE("non-finite and absurd bucket sizes and compression ratios are refused
         "most 1e+05 (Megatron's default is 40M parameters)");
   CHECK(run_error("--wan-compression inf") == "--wan-compression inf must be a finite ratio >= 1");
 }
+
+TEST_CASE("an infinite collective size is refused") {
+  // --bytes inf used to print null for every figure of the --json report.
+  Scratch scratch;
+  const Outcome o = run_hetsim("collective --bytes inf --json", scratch.path);
+  CHECK(o.exit_code == 1);
+  CHECK(o.out.empty());
+  CHECK(o.err ==
+        "hetsim: error: --bytes: got \"inf\"; expected a finite size >= 0 in bytes, optionally with K, M or G "
+        "(KiB, MiB, GiB) as nccl-tests takes it, e.g. 1G\n");
+}

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -75,8 +76,8 @@ double parse_bytes(const std::string& text) {
   else if (suffix == "K" || suffix == "KIB") scale = 1024.0;
   else if (suffix == "M" || suffix == "MIB") scale = 1024.0 * 1024;
   else if (suffix == "G" || suffix == "GIB") scale = 1024.0 * 1024 * 1024;
-  if (used == 0 || scale == 0 || !(value >= 0))
-    throw Error(fmt::format("--bytes: got \"{}\"; expected a size >= 0 in bytes, optionally with K, M "
+  if (used == 0 || scale == 0 || !(value >= 0) || !std::isfinite(value * scale))
+    throw Error(fmt::format("--bytes: got \"{}\"; expected a finite size >= 0 in bytes, optionally with K, M "
                             "or G (KiB, MiB, GiB) as nccl-tests takes it, e.g. 1G",
                             text));
   return value * scale;
