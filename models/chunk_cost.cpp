@@ -21,8 +21,9 @@ struct PassTimes {
 // Times and FLOPs of `ops` (one layer, the embedding or the LM head), each op's source counted
 // `instances` times (the layers of the chunk) into `sources` when it is not null.
 PassTimes time_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dtype,
-                   const calibration::Profile* profile, long instances, CostSources* sources) {
-  const std::vector<OpCost> costs = cost_ops(ops, gpu, dtype, profile);
+                   const calibration::Profile* profile, long instances, CostSources* sources,
+                   const Fp8Linears& fp8 = {}) {
+  const std::vector<OpCost> costs = cost_ops(ops, gpu, dtype, profile, fp8);
   if (sources) count_sources(ops, costs, instances, *sources);
   PassTimes p;
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -190,8 +191,10 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
 
   // Transformer layers.
   const TpCosts tp(t, tp_links, profile, sources);
-  const PassTimes layer = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype, profile,
-                                   span.num_layers, sources);
+  // FP8 (--fp8-format) runs the layers' linear GEMMs only; the embedding and LM head stay bf16.
+  const std::vector<LayerOp> layer_ops = transformer_layer_ops(model, plan);
+  const PassTimes layer = time_ops(layer_ops, gpu, plan.dtype, profile, span.num_layers, sources,
+                                   fp8_linears(plan));
   const TpComm comm = layer_tp_comm(act_bytes, plan, tp, span.num_layers);
   // Expert parallelism: token dispatch and combine all-to-alls in forward, their mirrors (the
   // gradients of the combine, then of the dispatch) in backward.
@@ -201,6 +204,10 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
           : 0.0;
   c.forward_s = layers * (layer.forward_s + comm.forward_s + ep_comm);
   c.backward_input_s = layers * (layer.backward_input_s + comm.backward_s + ep_comm);
+  if (plan.fp8 != Fp8Format::kNone) {
+    c.forward_s += fp8_scale_update_seconds(layer_ops, layers, false, gpu);
+    c.backward_input_s += fp8_scale_update_seconds(layer_ops, layers, true, gpu);
+  }
   c.backward_weight_s = layers * layer.backward_weight_s;
   c.tp_comm_forward_s = layers * comm.forward_s;
   c.tp_comm_backward_s = layers * comm.backward_s;
@@ -305,6 +312,10 @@ StaticMemory static_memory(double dense_params, double expert_params, const Para
   m.gradients_bytes = sharded(layout.gradients, 2);
   m.weights_bytes = sharded(layout.weights, 3);
   return m;
+}
+
+StaticMemory static_memory(double dense_params, double expert_params, const ParallelPlan& plan) {
+  return static_memory(dense_params, expert_params, plan, bytes_per_param(plan));
 }
 
 StaticMemory static_memory(double params, const ParallelPlan& plan) {

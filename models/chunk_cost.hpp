@@ -7,6 +7,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/op_cost.hpp"
 #include "models/parallel_plan.hpp"
+#include "models/precision.hpp"
 #include "models/transformer_config.hpp"
 
 namespace hetsim {
@@ -99,17 +100,12 @@ struct StaticMemory {
   double optimizer_bytes = 0;
   double total() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
 };
-// Bytes per parameter of each static tensor. The default is Megatron-LM's mixed precision
-// (docs/source/api-guide/dist_optimizer.md): bf16/fp16 weights, an fp32 main-grad buffer, fp32
-// master weights and Adam m and v. ZeRO's paper keeps fp16 gradients ({2, 2, 12}; its K = 12).
-struct BytesPerParam {
-  double weights = 2.0;
-  double gradients = 4.0;
-  double optimizer = 12.0;
-};
-// Throws PlanError when check_data_parallel_sharding does.
+// `layout`: bytes per parameter of each static tensor; without it Megatron-LM's layout for the
+// plan's precision (bytes_per_param in models/precision.hpp). ZeRO's paper keeps fp16 gradients
+// ({2, 2, 12}; its K = 12). Throws PlanError when check_data_parallel_sharding does.
 StaticMemory static_memory(double dense_params, double expert_params, const ParallelPlan& plan,
-                           const BytesPerParam& layout = {});
+                           const BytesPerParam& layout);
+StaticMemory static_memory(double dense_params, double expert_params, const ParallelPlan& plan);
 // All parameters dense (sharded over dp).
 StaticMemory static_memory(double params, const ParallelPlan& plan);
 

@@ -63,7 +63,7 @@ PassCost memory_bound_cost(const std::vector<std::string>& profile_kinds, Kernel
 }
 
 std::vector<OpCost> cost_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dtype,
-                             const calibration::Profile* profile) {
+                             const calibration::Profile* profile, const Fp8Linears& fp8) {
   // The attention core's measured forward and backward, looked up once (all its parts share
   // one shape) and charged to its first part.
   std::optional<double> core_forward, core_backward;
@@ -83,9 +83,17 @@ std::vector<OpCost> cost_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu
     switch (op.op_class) {
       case OpClass::kGemm: {
         const GemmShape& s = op.gemm;
-        c.forward = gemm_cost(s, op.forward, gpu, dtype, profile);
-        c.backward_input = gemm_cost({s.m, s.k, s.n}, op.backward_input, gpu, dtype, profile);
-        c.backward_weight = gemm_cost({s.k, s.n, s.m}, op.backward_weight, gpu, dtype, profile);
+        const bool in_fp8 = fp8.on() && runs_in_fp8(op);
+        const Dtype gemm_dtype = in_fp8 ? Dtype::kFp8 : dtype;
+        c.forward = gemm_cost(s, op.forward, gpu, gemm_dtype, profile);
+        c.backward_input = gemm_cost({s.m, s.k, s.n}, op.backward_input, gpu, gemm_dtype, profile);
+        c.backward_weight = gemm_cost({s.k, s.n, s.m}, op.backward_weight, gpu, gemm_dtype, profile);
+        if (in_fp8) {
+          const Fp8Casts casts = fp8_casts(op, gemm_element_bytes(dtype), fp8.microbatches);
+          c.forward.seconds += fp8_cast_seconds(casts.forward_bytes, casts.forward_kernels, gpu);
+          c.backward_input.seconds +=
+              fp8_cast_seconds(casts.backward_bytes, casts.backward_kernels, gpu);
+        }
         break;
       }
       case OpClass::kAttention: {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/calibration/profile.hpp"
+#include "models/fp8_cost.hpp"
 #include "models/layer_ops.hpp"
 
 namespace hetsim {
@@ -53,8 +54,11 @@ struct OpCost {
 //    has, at the pass's bytes (backward kernels use the forward kind's time-versus-bytes curve).
 // Whatever the profile lacks (op class, dtype, kind, pass) costs kernel_time (the roofline).
 // A null profile costs everything by the roofline.
+// With `fp8` on, the linear layers Transformer Engine runs in FP8 (runs_in_fp8) look their GEMMs
+// up, or cost them by the roofline, in fp8, and each of their forward and backward-input passes
+// adds its FP8 cast kernels (models/fp8_cost.hpp, roofline-costed); every other op stays in `dtype`.
 std::vector<OpCost> cost_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dtype,
-                             const calibration::Profile* profile);
+                             const calibration::Profile* profile, const Fp8Linears& fp8 = {});
 
 // One memory-bound kernel of `bytes` outside a layer (the optimizer step): the first of
 // `profile_kinds` the profile has, else the roofline curve `kind`.

@@ -15,6 +15,15 @@ const char* to_string(Recompute r) {
   return "none";
 }
 
+const char* to_string(Fp8Format f) {
+  switch (f) {
+    case Fp8Format::kNone: return "none";
+    case Fp8Format::kE4M3: return "e4m3";
+    case Fp8Format::kHybrid: return "hybrid";
+  }
+  return "none";
+}
+
 void check_data_parallel_sharding(const ParallelPlan& plan) {
   if (plan.dp < 1 || plan.ep < 1) throw PlanError("dp and ep must be >= 1");
   if (plan.dp % plan.ep != 0) {

@@ -9,6 +9,12 @@ namespace hetsim {
 enum class Recompute { kNone, kSelective, kFull };
 const char* to_string(Recompute r);
 
+// --fp8-format: Transformer Engine's FP8 recipes (transformer_engine.common.recipe.Format) on
+// top of the plan's bf16 base. E4M3 everywhere, or hybrid: E4M3 forward, E5M2 gradients. Both
+// run the tensor cores at the same FP8 peak; see models/fp8_cost.hpp for what FP8 changes.
+enum class Fp8Format { kNone, kE4M3, kHybrid };
+const char* to_string(Fp8Format f);
+
 struct ParallelPlan {
   int tp = 1;                   // --tensor-model-parallel-size
   int pp = 1;                   // --pipeline-model-parallel-size
@@ -20,7 +26,14 @@ struct ParallelPlan {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool flash_attention = false;  // no s^2 score/softmax tensors kept (FlashAttention)
+  // --bf16 / --fp16: the dtype of weights, activations and every GEMM (the linear layers' GEMMs
+  // in FP8 when `fp8` is set). Only bf16 and fp16 are training dtypes here.
   Dtype dtype = Dtype::kBf16;
+  Fp8Format fp8 = Fp8Format::kNone;  // --fp8-format
+  // --accumulate-allreduce-grads-in-fp32: keep fp32 main grads and reduce them in fp32. Megatron
+  // forces it on for bf16 (arguments.py: "bfloat16 requires gradient accumulation and
+  // all-reduce to be done in fp32"), so it matters for fp16 runs only; see grads_in_fp32().
+  bool accumulate_allreduce_grads_in_fp32 = false;
   bool distributed_optimizer = false;  // ZeRO-1 style sharding of optimizer state over dp
   // --expert-model-parallel-size: an expert-parallel group is ep consecutive data-parallel
   // replicas (Megatron's rank order tp-cp-ep-dp-pp), so ep divides dp; each GPU of the group
@@ -30,6 +43,9 @@ struct ParallelPlan {
   // group: 0 nothing; 1 the optimizer state (Megatron's distributed optimizer); 2 also the fp32
   // gradients; 3 also the weights (ZeRO-3 / FSDP).
   int zero_stage = 0;
+  bool grads_in_fp32() const {
+    return dtype != Dtype::kFp16 || accumulate_allreduce_grads_in_fp32;
+  }
   int microbatches() const { return global_batch_size / (micro_batch_size * dp); }
   int virtual_stages() const { return pp * vpp; }
   // The stage in force: distributed_optimizer alone means stage 1.

@@ -2,16 +2,20 @@
 
 #include <algorithm>
 
-namespace hetsim {
+#include "base/error.hpp"
 
-double effective_peak(const GpuSpec& gpu, Dtype dtype) {
-  const double p = gpu.peak(dtype);
-  return p > 0 ? p : gpu.peak(Dtype::kFp32);
-}
+namespace hetsim {
 
 namespace {
 double curve_time(const EfficiencyCurve& curve, double work, double rate) {
   return work / (rate * curve.max_efficiency) + curve.overhead_s;
+}
+
+double gemm_peak(const GpuSpec& gpu, Dtype dtype) {
+  const double peak = gpu.peak(dtype);
+  if (!(peak > 0))
+    throw Error("GPU type " + gpu.key + " has no " + to_string(dtype) + " peak in the GPU catalog");
+  return peak;
 }
 }  // namespace
 
@@ -21,7 +25,7 @@ double kernel_time(KernelKind kind, const KernelWork& work, const GpuSpec& gpu, 
   const double hbm = gpu.hbm_bytes_per_s;
   switch (kind) {
     case KernelKind::kGemm:
-      return std::max(curve_time(e.gemm_compute, work.flops, effective_peak(gpu, dtype)),
+      return std::max(curve_time(e.gemm_compute, work.flops, gemm_peak(gpu, dtype)),
                       curve_time(e.gemm_memory, work.bytes, hbm));
     case KernelKind::kElementwise:
       return curve_time(e.elementwise, work.bytes, hbm);

@@ -20,10 +20,9 @@ struct KernelWork {
 
 // time = max(flops / (peak(dtype) * e_c) + o_c, bytes / (HBM * e_m) + o_m) for GEMMs, with the
 // gemm_compute and gemm_memory curves; bytes / (HBM * e) + o for the memory-bound classes.
-// A dtype the GPU lacks (peak 0) falls back to fp32 peak, as frameworks do. Zero work costs 0 s.
+// Zero work costs 0 s. A GEMM in a dtype the GPU lacks (catalog peak 0) throws Error: there is
+// no silent fallback to another dtype's peak (runs check their precision first, see
+// models/precision.hpp).
 double kernel_time(KernelKind kind, const KernelWork& work, const GpuSpec& gpu, Dtype dtype);
-
-// The peak rate a kernel of `dtype` runs at on `gpu` (fp32 when the dtype is unsupported).
-double effective_peak(const GpuSpec& gpu, Dtype dtype);
 
 }  // namespace hetsim

@@ -9,10 +9,6 @@ namespace hetsim {
 
 namespace {
 
-// Megatron's mixed-precision layout: gradients are reduced from the fp32 main-grad buffer,
-// weights gathered in bf16.
-constexpr BytesPerParam kLayout{};
-
 RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, double wan_compression) {
   RingHops hops;
   for (std::size_t i = 0; i < ring.size(); ++i) {
@@ -53,6 +49,10 @@ std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelP
   const int zero_stage = plan.effective_zero_stage();
   const bool sharded = zero_stage >= 1;
   const int expert_replicas = plan.expert_data_parallel();
+  // Megatron's mixed-precision layout for the plan: gradients reduced from the main-grad buffer
+  // (fp32, or fp16 for fp16 runs without --accumulate-allreduce-grads-in-fp32), weights gathered
+  // in their 2-byte training dtype.
+  const BytesPerParam layout = bytes_per_param(plan);
   for (int rank = 0; rank < plan.pp; ++rank) {
     RankSync& rank_sync = sync[rank];
     rank_sync.chunk_gathers.resize(costs[rank].size());  // filled for ZeRO-3 / --overlap-param-gather
@@ -104,9 +104,9 @@ std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelP
           const double in_bucket = bucketed ? std::min(bucket_params, params - b * bucket_params) : params;
           const double ready = bucketed ? std::min(1.0, (b + 1) * bucket_params / params) : 1.0;
           rank_sync.gradients.push_back(collective(sharded ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce,
-                                                   in_bucket * kLayout.gradients, chunk, ready, group));
+                                                   in_bucket * layout.gradients, chunk, ready, group));
           if (!sharded || zero_stage == 3) continue;
-          const BucketCollective gather = collective(CollectiveOp::kAllGather, in_bucket * kLayout.weights, chunk, 1, group);
+          const BucketCollective gather = collective(CollectiveOp::kAllGather, in_bucket * layout.weights, chunk, 1, group);
           if (gather_before_forward) {
             units.push_back(GatherUnit{{gather}, in_bucket / (dense + experts)});
           } else {
@@ -122,9 +122,9 @@ std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelP
       for (int l = 0; l < layers && zero_stage == 3; ++l) {
         GatherUnit unit{{}, 1.0 / layers};
         if (dense > 0)
-          unit.collectives.push_back(collective(CollectiveOp::kAllGather, dense / layers * kLayout.weights, chunk, 1, 0));
+          unit.collectives.push_back(collective(CollectiveOp::kAllGather, dense / layers * layout.weights, chunk, 1, 0));
         if (experts > 0)
-          unit.collectives.push_back(collective(CollectiveOp::kAllGather, experts / layers * kLayout.weights, chunk, 1, 1));
+          unit.collectives.push_back(collective(CollectiveOp::kAllGather, experts / layers * layout.weights, chunk, 1, 1));
         if (!unit.collectives.empty()) units.push_back(std::move(unit));
       }
     }

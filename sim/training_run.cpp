@@ -344,7 +344,7 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
     const ChunkCost cost = cost_chunk(model, plan, spec, ChunkSpan{0, layers, rank == 0, rank + 1 == plan.pp},
                                       tp_links, ep_links);
     // Reduced once every sync_every steps.
-    traffic.gradient_bytes.push_back(cost.params * BytesPerParam{}.gradients / sync_every);
+    traffic.gradient_bytes.push_back(cost.params * bytes_per_param(plan).gradients / sync_every);
     if (rank == 0) {
       const double output = plan.sequence_parallel ? cost.output_bytes / plan.tp : cost.output_bytes;
       traffic.activation_bytes = output * 2 * plan.microbatches();
@@ -360,8 +360,17 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
 
 }  // namespace
 
+namespace {
+// Every GPU type of the cluster must have tensor cores for the plan's precision: a run never
+// falls back to the fp32 peak (models/precision.hpp).
+void check_cluster_precision(const Cluster& cluster, const GpuCatalog& catalog, const ParallelPlan& plan) {
+  for (GpuId g = 0; g < cluster.gpu_count(); ++g) check_precision(catalog.at(cluster.gpu(g).gpu_type), plan);
+}
+}  // namespace
+
 Placement place_run(const Cluster& cluster, const GpuCatalog& catalog, const TransformerConfig& model,
                     const RunOptions& options, ParallelPlan& plan, std::vector<std::string>* site_order) {
+  check_cluster_precision(cluster, catalog, plan);
   const Placement megatron = place_plan(cluster, model, plan);
   if (!options.site_placement) return megatron;
   return site_aware_placement(cluster, catalog, model, plan, megatron, std::max(1, options.sync_every),
@@ -608,7 +617,9 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
       GpuMemory m{g, spec.key, static_bytes, stats.peak_activation_bytes[w], spec.hbm_bytes};
       result.memory.push_back(m);
       if (m.peak_bytes() > m.capacity_bytes) result.oom.push_back(m);
-      peak_flops += spec.peak(plan.dtype);
+      // MFU against the peak of the dtype the linear layers' GEMMs run in (fp8 under
+      // --fp8-format), which check_precision has found positive on every GPU.
+      peak_flops += spec.peak(linear_gemm_dtype(plan));
       result.gpu_usd += spec.usd_per_hour * result.iteration_time_s / units::kSecondsPerHour;
       // A busy GPU is charged its board power limit, an idle one its idle power: an upper
       // bound on energy, since kernels rarely hold the GPU at its power limit.

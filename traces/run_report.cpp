@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "base/units.hpp"
+#include "models/precision.hpp"
 
 namespace hetsim {
 
@@ -51,8 +52,11 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"overlap_grad_reduce", r.overlap_grad_reduce},
         {"overlap_param_gather", r.overlap_param_gather},
         {"collectives", r.alpha_beta_collectives ? "alpha-beta" : "flow"},
+        {"precision", precision_name(p)},
+        {"grad_reduce_dtype", p.grads_in_fp32() ? "fp32" : to_string(p.dtype)},
         {"site_order", r.site_order},
         {"layers_per_stage", r.layers_per_stage}}},
+      {"precision", precision_name(p)},
       {"iteration_time_s", r.iteration_time_s},
       {"pipeline_time_s", r.pipeline_time_s},
       {"gradient_reduce_s_per_rank", r.gradient_reduce_s_per_rank},
@@ -99,6 +103,9 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
                            p.seq_length, p.microbatches()));
   if (!r.site_order.empty()) line("site order (site-aware)", fmt::format("{}", fmt::join(r.site_order, " -> ")));
   line("schedule / recompute", fmt::format("{} / {}", r.schedule, to_string(p.recompute)));
+  line("precision", fmt::format("{} (gradients reduced in {}; MFU against the {} peak)", precision_name(p),
+                                p.grads_in_fp32() ? "fp32" : to_string(p.dtype),
+                                to_string(linear_gemm_dtype(p))));
   line("iteration time", fmt::format("{:.4f} s (pipeline {:.4f} s)", r.iteration_time_s, r.pipeline_time_s));
   std::string reduce;
   for (std::size_t i = 0; i < r.gradient_reduce_s_per_rank.size(); ++i)

@@ -178,3 +178,17 @@ TEST_CASE("an infinite collective size is refused") {
         "hetsim: error: --bytes: got \"inf\"; expected a finite size >= 0 in bytes, optionally with K, M or G "
         "(KiB, MiB, GiB) as nccl-tests takes it, e.g. 1G\n");
 }
+
+TEST_CASE("a GPU without the run's dtype names the GPU, the dtype and the flag to use") {
+  // Before: a bf16 run on V100s silently costed its GEMMs at the 15.7 TFLOP/s fp32 peak and
+  // printed "MFU inf %" (bf16 peak 0).
+  const std::string v100 = kRoot + "/tests/cli/clusters/dgx1-v100.json --tp 8 --pp 1 --gbs 8 --seq-length 2048";
+  CHECK(run_error("--cluster " + v100) ==
+        "GPU type v100-32gb (NVIDIA V100 SXM2 32GB) has no bf16 tensor cores; train it with --fp16");
+  CHECK(run_error("--cluster " + v100 + " --fp16 --fp8-format hybrid") ==
+        "--fp8-format hybrid runs FP8 linear layers on a bf16 base; drop --fp16");
+  CHECK(run_error("--cluster " + kRoot + "/topologies/clusters/dgx-a100-1node.json --tp 8 --pp 1 --gbs 8 --fp8-format e4m3") ==
+        "GPU type a100-80gb (NVIDIA A100 SXM4 80GB) has no fp8 tensor cores; drop --fp8-format e4m3 to train "
+        "it in bf16");
+  CHECK(run_error("--fp8-format e5m2") == "--fp8-format: got \"e5m2\"; expected e4m3 or hybrid");
+}

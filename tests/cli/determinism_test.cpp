@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_test_support.hpp"
+
 namespace {
 std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -17,12 +19,9 @@ std::string slurp(const std::filesystem::path& path) {
   s << in.rdbuf();
   return s.str();
 }
-
-int shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 }  // namespace
+
+using hetsim::test::shell;
 
 TEST_CASE("identical runs give identical traces and reports") {
   const auto dir = std::filesystem::temp_directory_path() / ("hetsim-det-" + std::to_string(::getpid()));

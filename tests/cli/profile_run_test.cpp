@@ -11,18 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace {
-int shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-nlohmann::json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
-}
-}  // namespace
+#include "cli_test_support.hpp"
+
+using hetsim::test::read_json;
+using hetsim::test::shell;
 
 TEST_CASE("run --profile costs ops from the profile and reports the sources") {
   const std::string root = HETSIM_SOURCE_DIR;

@@ -32,6 +32,9 @@ struct RunArgs {
   std::string recompute = "none";
   std::string collectives = "flow";
   std::string placement = "megatron";
+  bool bf16 = false;
+  bool fp16 = false;
+  std::string fp8_format;
   int layers_per_virtual_stage = 0;
   bool json = false;
   bool verbose = false;
@@ -43,6 +46,13 @@ Recompute parse_recompute(const std::string& text) {
   if (text == "selective") return Recompute::kSelective;
   if (text == "full") return Recompute::kFull;
   throw Error("--recompute-granularity: got \"" + text + "\"; expected none, selective or full");
+}
+
+Fp8Format parse_fp8_format(const std::string& text) {
+  if (text.empty()) return Fp8Format::kNone;
+  if (text == "e4m3") return Fp8Format::kE4M3;
+  if (text == "hybrid") return Fp8Format::kHybrid;
+  throw Error("--fp8-format: got \"" + text + "\"; expected e4m3 or hybrid");
 }
 
 void run(RunArgs& args) {
@@ -61,6 +71,8 @@ void run(RunArgs& args) {
             model.hidden_size, model.total_params() / 1e9);
   RunOptions& options = args.options;
   options.plan.recompute = parse_recompute(args.recompute);
+  options.plan.dtype = args.fp16 ? Dtype::kFp16 : Dtype::kBf16;
+  options.plan.fp8 = parse_fp8_format(args.fp8_format);
   options.alpha_beta_collectives = args.collectives == "alpha-beta";
   options.site_placement = args.placement == "site-aware";
   if (args.layers_per_virtual_stage > 0) {
@@ -133,6 +145,14 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--sequence-parallel", plan.sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--use-flash-attn", plan.flash_attention, "FlashAttention: no s^2 attention tensors kept");
+  CLI::Option* bf16 = cmd->add_flag("--bf16", args->bf16, "train in bf16 (the default)");
+  cmd->add_flag("--fp16", args->fp16, "train in fp16 (mixed precision with fp16 weights and activations)")
+      ->excludes(bf16);
+  cmd->add_option("--fp8-format", args->fp8_format,
+                  "FP8 linear layers on top of bf16, Transformer Engine's recipes: e4m3, or hybrid (E4M3 "
+                  "forward, E5M2 gradients)");
+  cmd->add_flag("--accumulate-allreduce-grads-in-fp32", plan.accumulate_allreduce_grads_in_fp32,
+                "fp16: accumulate and reduce gradients in fp32 main grads (always so for bf16, as Megatron)");
   cmd->add_flag("--use-distributed-optimizer", plan.distributed_optimizer,
                 "shard optimizer state over data-parallel ranks (ZeRO-1)");
   cmd->add_option("--zero-stage", plan.zero_stage,

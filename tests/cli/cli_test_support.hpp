@@ -1,0 +1,27 @@
+#pragma once
+// What the command-line tests share: running a shell command for its exit status and reading the
+// JSON a run wrote.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace hetsim::test {
+
+inline int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+inline nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return nlohmann::json::parse(s.str());
+}
+
+}  // namespace hetsim::test

@@ -1,0 +1,99 @@
+// A run's precision: its name, the check that a GPU has tensor cores for it (no fp32 fallback),
+// and Megatron's bytes per parameter for bf16 and fp16 (docs/source/api-guide/dist_optimizer.md).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "base/error.hpp"
+#include "models/chunk_cost.hpp"
+#include "models/precision.hpp"
+#include "models/roofline.hpp"
+#include "model_test_support.hpp"
+
+namespace {
+
+using hetsim::Dtype;
+using hetsim::Fp8Format;
+
+const hetsim::GpuCatalog& catalog() {
+  static const hetsim::GpuCatalog c = hetsim::GpuCatalog::load(std::string(HETSIM_SOURCE_DIR) + "/models/gpus");
+  return c;
+}
+
+hetsim::ParallelPlan plan_with(Dtype dtype, Fp8Format fp8 = Fp8Format::kNone) {
+  hetsim::ParallelPlan p;
+  p.dtype = dtype;
+  p.fp8 = fp8;
+  return p;
+}
+
+std::string check_message(const std::string& gpu, const hetsim::ParallelPlan& plan) {
+  try {
+    hetsim::check_precision(catalog().at(gpu), plan);
+  } catch (const hetsim::PlanError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("precision names follow Megatron's flags") {
+  CHECK(hetsim::precision_name(plan_with(Dtype::kBf16)) == "bf16");
+  CHECK(hetsim::precision_name(plan_with(Dtype::kFp16)) == "fp16");
+  CHECK(hetsim::precision_name(plan_with(Dtype::kBf16, Fp8Format::kE4M3)) == "fp8-e4m3");
+  CHECK(hetsim::precision_name(plan_with(Dtype::kBf16, Fp8Format::kHybrid)) == "fp8-hybrid");
+  CHECK(hetsim::linear_gemm_dtype(plan_with(Dtype::kBf16, Fp8Format::kHybrid)) == Dtype::kFp8);
+  CHECK(hetsim::linear_gemm_dtype(plan_with(Dtype::kFp16)) == Dtype::kFp16);
+}
+
+TEST_CASE("a GPU without the run's dtype is an error naming the GPU, the dtype and the flag") {
+  CHECK(check_message("v100-32gb", plan_with(Dtype::kBf16)) ==
+        "GPU type v100-32gb (NVIDIA V100 SXM2 32GB) has no bf16 tensor cores; train it with --fp16");
+  CHECK(check_message("v100-32gb", plan_with(Dtype::kFp16)) == "(no error)");
+  CHECK(check_message("a100-80gb", plan_with(Dtype::kBf16, Fp8Format::kHybrid)) ==
+        "GPU type a100-80gb (NVIDIA A100 SXM4 80GB) has no fp8 tensor cores; drop --fp8-format hybrid to "
+        "train it in bf16");
+  CHECK(check_message("h100-sxm", plan_with(Dtype::kBf16, Fp8Format::kHybrid)) == "(no error)");
+  CHECK(check_message("h100-sxm", plan_with(Dtype::kFp16, Fp8Format::kE4M3)) ==
+        "--fp8-format e4m3 runs FP8 linear layers on a bf16 base; drop --fp16");
+  CHECK(check_message("h100-sxm", plan_with(Dtype::kFp32)) ==
+        "training dtype fp32 is not supported; expected bf16 (--bf16) or fp16 (--fp16)");
+}
+
+TEST_CASE("the roofline never costs a GEMM at another dtype's peak") {
+  // Before: a bf16 GEMM on a V100 fell back to the 15.7 TFLOP/s fp32 peak, 8x slower than its
+  // fp16 tensor cores, and MFU divided by the bf16 peak of 0.
+  const hetsim::GpuSpec& v100 = catalog().at("v100-32gb");
+  const hetsim::KernelWork work{2e12, 1e6};
+  CHECK_THROWS_WITH_AS(hetsim::kernel_time(hetsim::KernelKind::kGemm, work, v100, Dtype::kBf16),
+                       "GPU type v100-32gb has no bf16 peak in the GPU catalog", hetsim::Error);
+  const double fp16 = hetsim::kernel_time(hetsim::KernelKind::kGemm, work, v100, Dtype::kFp16);
+  const auto& e = v100.efficiency.gemm_compute;
+  const double expected = 2e12 / (125e12 * e.max_efficiency) + e.overhead_s;
+  std::printf("V100 fp16 GEMM of 2 TFLOP: expected %.6f s, got %.6f s\n", expected, fp16);
+  CHECK(fp16 == doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("bytes per parameter: fp32 main grads for bf16, 2-byte grads for fp16 unless asked") {
+  // Megatron's distributed-optimizer table: bf16 parameters with fp32 gradients 18 B (6 + 12/d
+  // distributed), fp16 parameters and gradients 20 B (4 + 16/d distributed).
+  const double psi = 1e9;
+  hetsim::ParallelPlan plan = plan_with(Dtype::kBf16);
+  plan.dp = 8;
+  CHECK(plan.grads_in_fp32());
+  CHECK(hetsim::static_memory(psi, 0, plan).total() == 18 * psi);
+  plan.dtype = Dtype::kFp16;
+  CHECK_FALSE(plan.grads_in_fp32());
+  const auto fp16 = hetsim::static_memory(psi, 0, plan);
+  std::printf("fp16, dp 8, no distributed optimizer: expected 20 GB, got %.3f GB (grads %.3f GB)\n",
+              fp16.total() / 1e9, fp16.gradients_bytes / 1e9);
+  CHECK(fp16.total() == 20 * psi);
+  CHECK(fp16.gradients_bytes == 2 * psi);
+  plan.distributed_optimizer = true;
+  CHECK(hetsim::static_memory(psi, 0, plan).total() == (4 + 16.0 / 8) * psi);
+  plan.accumulate_allreduce_grads_in_fp32 = true;
+  CHECK(hetsim::static_memory(psi, 0, plan).total() == (6 + 12.0 / 8) * psi);
+  CHECK(hetsim::bytes_per_param(plan).gradients == 4);
+}
