@@ -3,20 +3,22 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/collectives/collective_plan.hpp"
 #include "sim/ring_collective.hpp"
 
 namespace hetsim {
 
 namespace {
 
-RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, double wan_compression) {
+// The hops of one channel of a ring that carries `share` of the collective's bytes.
+RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, double share, double wan_compression) {
   RingHops hops;
   for (std::size_t i = 0; i < ring.size(); ++i) {
     const GpuId from = ring[i];
     const GpuId to = ring[(i + 1) % ring.size()];
-    RingHop hop{&cluster.route(from, to), 1, cluster.route_latency_s(from, to)};
+    RingHop hop{&cluster.route(from, to), share, cluster.route_latency_s(from, to)};
     for (LinkId link : *hop.route)
-      if (cluster.links()[link].link_class == LinkClass::kWan) hop.wire_share = 1 / wan_compression;
+      if (cluster.links()[link].link_class == LinkClass::kWan) hop.wire_share = share / wan_compression;
     hops.push_back(hop);
   }
   return hops;
@@ -72,19 +74,32 @@ std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelP
         groups[1].push_back(std::move(experts));
       }
     }
+    // Each ring runs on its channels (one per NIC its nodes use, ring_channels), each with an
+    // equal share of the bytes; every ring of a group has as many.
     std::vector<RingBottleneck> bottlenecks;
+    std::vector<double> channels_per_ring;
     for (const auto& rings : groups) {
       std::vector<RingHops> hops;
-      for (const auto& ring : rings) hops.push_back(ring_hops(cluster, ring, options.wan_compression));
+      std::vector<std::vector<GpuId>> channel_rings;
+      for (const auto& ring : rings) {
+        const auto channels = ring_channels(cluster, ring);
+        for (const auto& channel : channels) {
+          hops.push_back(ring_hops(cluster, channel, 1.0 / static_cast<double>(channels.size()), options.wan_compression));
+          channel_rings.push_back(channel);
+        }
+      }
+      channels_per_ring.push_back(rings.empty() ? 1.0 : static_cast<double>(channel_rings.size() / rings.size()));
       rank_sync.groups.push_back(std::move(hops));
-      bottlenecks.push_back(rings.empty() ? RingBottleneck{} : ring_bottleneck(cluster, rings, options.wan_compression));
+      bottlenecks.push_back(channel_rings.empty() ? RingBottleneck{}
+                                                  : ring_bottleneck(cluster, channel_rings, options.wan_compression));
     }
 
     // A ring all-gather takes as long as a reduce-scatter of the same size.
     const auto collective = [&](CollectiveOp op, double bytes, int chunk, double ready_fraction, int group) {
       const RingBottleneck& b = bottlenecks[group];
-      const double seconds =
-          op == CollectiveOp::kAllReduce ? ring_all_reduce_s(b, bytes) : ring_reduce_scatter_s(b, bytes);
+      const double per_channel = bytes / channels_per_ring[group];
+      const double seconds = op == CollectiveOp::kAllReduce ? ring_all_reduce_s(b, per_channel)
+                                                            : ring_reduce_scatter_s(b, per_channel);
       return BucketCollective{op, bytes, chunk, ready_fraction, group, seconds};
     };
     const bool gather_before_forward = sharded && zero_stage < 3 && options.overlap_param_gather;

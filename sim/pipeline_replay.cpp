@@ -41,6 +41,11 @@ struct CopyStream {
   double start_s = 0;
 };
 
+// A send stream: one transfer leaves at a time, in order. In network mode the stream is busy
+// while a transfer's flows drain (its bytes leave the senders) and free for the next transfer
+// while the last bytes still travel the route's latency, so messages in flight pipeline as on a
+// real transport and a flush pays the latency once, not once per message. In abstract mode a
+// transfer holds the stream for its whole fixed time.
 struct Channel {
   int src = 0;
   int dst = 0;
@@ -54,8 +59,10 @@ struct Transfer {
   int replica = 0;
   int dst_stage = 0;
   int microbatch = 0;
-  int flows_pending = 0;
+  int flows_pending = 0;   // not yet delivered
+  int flows_draining = 0;  // not yet drained
   double start_s = 0;
+  double drained_s = 0;
   double bytes_per_gpu = 0;
 };
 
@@ -236,6 +243,16 @@ class PipelineReplay : public EventHandler, public FlowListener {
     }
     Transfer& transfer = transfers_[token];
     if (--transfer.flows_pending == 0) deliver(static_cast<std::uint32_t>(token));
+  }
+
+  void on_flow_drained(std::uint64_t token) override {
+    if (token & CollectiveLauncher::kTokenBit) return;
+    Transfer& transfer = transfers_[token];
+    if (--transfer.flows_draining > 0) return;
+    transfer.drained_s = engine_.now();
+    // A flow with nothing to drain reports it from inside start_flow: start_next's loop then
+    // moves on by itself.
+    if (!starting_flows_) start_next(transfer.channel);
   }
 
  private:
@@ -522,7 +539,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     }
     const auto id = static_cast<std::uint32_t>(transfers_.size());
     transfers_.push_back(Transfer{channel_for(worker, dst_worker, kind), replica, dst_stage,
-                                  microbatch, 0, 0, cost.output_bytes});
+                                  microbatch, 0, 0, 0, 0, cost.output_bytes});
     Channel& channel = channels_[transfers_.back().channel];
     channel.queue.push_back(id);
     if (!channel.busy) start_next(transfers_.back().channel);
@@ -539,42 +556,49 @@ class PipelineReplay : public EventHandler, public FlowListener {
     return id;
   }
 
+  // Starts the channel's next transfers: one in abstract mode, or in network mode as many as
+  // drain at once (those with nothing to drain leave the channel free at once).
   void start_next(std::uint32_t channel_id) {
     Channel& channel = channels_[channel_id];
-    if (channel.queue.empty()) {
-      channel.busy = false;
-      return;
+    while (!channel.queue.empty()) {
+      channel.busy = true;
+      const std::uint32_t id = channel.queue.front();
+      channel.queue.pop_front();
+      Transfer& transfer = transfers_[id];
+      transfer.start_s = engine_.now();
+      ++stats_.transfers;
+      if (!network_) {
+        engine_.schedule(in_.abstract_transfer_s, handler_id_, kAbstractDelivered, id);
+        return;
+      }
+      const auto& routes = in_.routes->routes(channel.src, channel.dst);
+      transfer.bytes_per_gpu *= in_.routes->wire_share(channel.src, channel.dst);
+      transfer.flows_pending = static_cast<int>(routes.size());
+      transfer.flows_draining = transfer.flows_pending;
+      starting_flows_ = true;
+      for (const auto* route : routes) {
+        ++stats_.flows;
+        network_->start_flow(*route, transfer.bytes_per_gpu, id);
+      }
+      starting_flows_ = false;
+      if (transfer.flows_draining > 0) return;
+      transfer.drained_s = engine_.now();
     }
-    channel.busy = true;
-    const std::uint32_t id = channel.queue.front();
-    channel.queue.pop_front();
-    Transfer& transfer = transfers_[id];
-    transfer.start_s = engine_.now();
-    ++stats_.transfers;
-    if (!network_) {
-      engine_.schedule(in_.abstract_transfer_s, handler_id_, kAbstractDelivered, id);
-      return;
-    }
-    const auto& routes = in_.routes->routes(channel.src, channel.dst);
-    transfer.bytes_per_gpu *= in_.routes->wire_share(channel.src, channel.dst);
-    transfer.flows_pending = static_cast<int>(routes.size());
-    for (const auto* route : routes) {
-      ++stats_.flows;
-      network_->start_flow(*route, transfer.bytes_per_gpu, id);
-    }
+    channel.busy = false;
   }
 
   void deliver(std::uint32_t id) {
-    const Transfer& transfer = transfers_[id];
+    Transfer& transfer = transfers_[id];
     const Channel& channel = channels_[transfer.channel];
     ++delivered_;
+    if (!network_) transfer.drained_s = engine_.now();
     if (in_.observer)
       in_.observer->on_transfer(TransferRecord{id + 1, channel.src, channel.dst, channel.kind,
                                                transfer.microbatch, transfer.dst_stage,
-                                               transfer.start_s, engine_.now(),
+                                               transfer.start_s, transfer.drained_s, engine_.now(),
                                                transfer.bytes_per_gpu});
     mark_arrived(transfer.replica, transfer.dst_stage, transfer.microbatch, channel.kind);
-    start_next(transfer.channel);
+    if (!network_) start_next(transfer.channel);
     try_start(channel.dst);
   }
 
@@ -690,6 +714,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<Channel> channels_;
   std::vector<Transfer> transfers_;
   std::size_t delivered_ = 0;
+  bool starting_flows_ = false;  // start_next is inside Network::start_flow
   std::vector<double> optimizer_start_s_;
   const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));
   std::unique_ptr<CollectiveLauncher> launcher_;

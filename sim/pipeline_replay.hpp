@@ -3,7 +3,9 @@
 // each a tensor-parallel group in lockstep): compute ops run in timetable order on each worker's
 // compute stream once their inputs are there; outputs crossing ranks become transfers on the
 // worker's send channels (one FIFO stream per destination and direction), carried by the Network
-// as one flow per tensor-parallel GPU pair, or taking a fixed time in abstract mode; each rank's
+// as one flow per tensor-parallel GPU pair (the channel is busy while they drain; delivery comes
+// the route latency later, so messages in flight pipeline), or taking a fixed time in abstract
+// mode; each rank's
 // replicas reduce their gradients in buckets (sim/gradient_sync.hpp), during the backward or after
 // it, and step the optimizer; with ZeRO-3 or --overlap-param-gather an op computes unit by unit on
 // weights gathered one unit ahead, stalling where they are late. Metrics are collected while

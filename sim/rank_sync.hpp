@@ -9,8 +9,9 @@
 
 namespace hetsim {
 
-// One hop of a ring: the route from a GPU to its successor, the share of the bytes that goes on
-// the wire (1 / compression ratio across a compressed WAN link) and the route's latency.
+// One hop of a ring: the route from a GPU to its successor, the share of the collective's bytes
+// it puts on the wire (1 / the ring's channels, divided by the compression ratio across a
+// compressed WAN link) and the route's latency.
 struct RingHop {
   const std::vector<int>* route = nullptr;
   double wire_share = 1;
@@ -37,7 +38,7 @@ struct GatherUnit {
 
 struct RankSync {
   // [group] -> the rings that run together for one collective (one per tensor-parallel index, and
-  // per expert-parallel index for expert weights), each with n >= 2 hops.
+  // per expert-parallel index for expert weights, each on its channels), each with n >= 2 hops.
   std::vector<std::vector<RingHops>> groups;
   std::vector<BucketCollective> gradients;   // launch order
   std::vector<BucketCollective> parameters;  // all-gathers after the optimizer step

@@ -24,7 +24,9 @@ struct ComputeRecord {
 
 enum class TransferKind : std::uint8_t { kActivation, kGradient };
 
-// A point-to-point transfer between pipeline workers: one flow per tensor-parallel GPU pair.
+// A point-to-point transfer between pipeline workers: one flow per tensor-parallel GPU pair. Its
+// bytes leave the sender from start_s to drained_s and arrive end_s - drained_s (the route's
+// latency) later; transfers on one channel may overlap in flight, never while draining.
 struct TransferRecord {
   std::uint64_t id = 0;  // 1-based, unique per replay
   int src_worker = 0;
@@ -33,7 +35,8 @@ struct TransferRecord {
   int microbatch = 0;
   int dst_stage = 0;
   double start_s = 0;
-  double end_s = 0;
+  double drained_s = 0;  // the last byte left the sender (= end_s in abstract mode)
+  double end_s = 0;      // the last byte arrived
   double bytes_per_gpu = 0;
 };
 

@@ -80,7 +80,7 @@ double Cluster::intra_node_latency_s(GpuId gpu) const {
 const std::vector<LinkId>& Cluster::Impl::wan_path(int from_site, int to_site) const {
   auto& from_here = wan_paths[from_site];
   if (!from_here) {
-    auto found = least_latency_wan_paths(*this, from_site);
+    auto found = least_cost_wan_paths(*this, from_site);
     std::vector<std::vector<LinkId>> paths(found.size());
     for (std::size_t s = 0; s < found.size(); ++s) {
       // build_cluster() refused clusters with unjoined sites, so this is a broken invariant.

@@ -160,10 +160,11 @@ Cluster build_cluster(const ClusterSpec& spec) {
         .bandwidth_trace = wan.bandwidth_trace;
   }
 
+  impl.wan_route_message_bytes = spec.wan_route_message_bytes;
   impl.wan_paths.resize(impl.sites.size());
   if (impl.sites.size() > 1) {
     // WAN links are symmetric, so every site reachable from site 0 means every pair is joined.
-    const auto from_first = least_latency_wan_paths(impl, 0);
+    const auto from_first = least_cost_wan_paths(impl, 0);
     for (std::size_t s = 1; s < from_first.size(); ++s)
       if (!from_first[s])
         throw Error(fmt::format("cluster \"{}\": no WAN path between sites \"{}\" and \"{}\"",

@@ -60,7 +60,9 @@ struct Cluster::Impl {
     return static_cast<int>(gpus.size() + nodes.size()) + site;
   }
 
-  // Least-latency WAN paths between site switches, [from_site][to_site], filled for one source
+  // The message size WAN routes are chosen for (ClusterSpec::wan_route_message_bytes).
+  double wan_route_message_bytes = 0;
+  // Least-cost WAN paths between site switches, [from_site][to_site], filled for one source
   // site at a time by the first route that needs it.
   mutable std::vector<std::optional<std::vector<std::vector<LinkId>>>> wan_paths;
   // GPU-level routes by (from << 32 | to); node-based so references stay valid as it grows.
@@ -70,9 +72,10 @@ struct Cluster::Impl {
   std::vector<LinkId> compose_route(GpuId from, GpuId to) const;
 };
 
-// Least-latency paths over WAN links from `source_site` to every site, by Dijkstra on the fabric
-// graph restricted to site switches and WAN edges. An unreachable site gets std::nullopt.
-std::vector<std::optional<std::vector<LinkId>>> least_latency_wan_paths(const Cluster::Impl& impl,
-                                                                        int source_site);
+// The WAN chains from `source_site` to every site that carry one message of
+// Impl::wan_route_message_bytes soonest (sum of latencies + bytes / bottleneck bandwidth; the
+// widest chain on a tie). An unreachable site gets std::nullopt. wan_paths.cpp says how.
+std::vector<std::optional<std::vector<LinkId>>> least_cost_wan_paths(const Cluster::Impl& impl,
+                                                                     int source_site);
 
 }  // namespace hetsim

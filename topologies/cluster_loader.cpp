@@ -187,7 +187,7 @@ std::vector<int> site_components(std::size_t site_count, const std::vector<WanLi
 Cluster load_cluster(const std::string& path, const std::vector<std::string>& known_gpu_types) {
   const nlohmann::json document = read_json_file(path);
   const JsonInput root(document, path);
-  root.reject_unknown_keys({"name", "description", "source", "sites", "wan_links"});
+  root.reject_unknown_keys({"name", "description", "source", "sites", "wan_links", "wan_routing"});
   ClusterSpec spec;
   spec.name = non_empty_string(root, "name");
   spec.description = root.string_or("description", "");
@@ -222,6 +222,11 @@ Cluster load_cluster(const std::string& path, const std::vector<std::string>& kn
     const JsonInput wans = root.at("wan_links");
     for (std::size_t w = 0; w < wans.array_size(); ++w)
       spec.wan_links.push_back(wan_link(wans.at(w), site_names));
+  }
+  if (root.has("wan_routing")) {
+    const JsonInput routing = root.at("wan_routing");
+    routing.reject_unknown_keys({"message_MiB", "source"});
+    spec.wan_route_message_bytes = routing.non_negative("message_MiB") * units::kMiB;
   }
   const std::vector<int> component = site_components(spec.sites.size(), spec.wan_links);
   for (std::size_t s = 1; s < spec.sites.size(); ++s) {

@@ -42,12 +42,21 @@ struct WanLinkSpec {
   std::vector<BandwidthPoint> bandwidth_trace = {};  // time-varying bandwidth; empty = constant
 };
 
+// The message WAN routes are chosen for when the cluster file names none: one microbatch's
+// activations between pipeline stages, s * b * h values in bf16 (Narayanan et al., SC'21), for
+// Llama-3-70B (h = 8192) at seq 4096 and micro-batch 1: 4096 * 8192 * 2 B = 64 MiB. A route is
+// chosen once per pair of sites, not per message.
+inline constexpr double kDefaultWanRouteMessageBytes = 64.0 * 1024 * 1024;
+
 struct ClusterSpec {
   std::string name;
   std::string description;
   std::string source_file;  // "" when built in memory
   std::vector<SiteSpec> sites;
   std::vector<WanLinkSpec> wan_links;
+  // Between sites, the chain of WAN links that carries one message of this size soonest
+  // (latency + bytes / bottleneck bandwidth) is the route.
+  double wan_route_message_bytes = kDefaultWanRouteMessageBytes;
 };
 
 // Builds the fabric graph and links. Throws Error for a spec that cannot form a cluster (no

@@ -109,13 +109,18 @@ void ReplayTrace::on_transfer(const TransferRecord& r) {
   const std::array<TraceArg, 3> args{{{"microbatch", static_cast<long long>(r.microbatch)},
                                       {"dst_stage", static_cast<long long>(r.dst_stage)},
                                       {"bytes", r.bytes_per_gpu}}};
+  // The send slice is the time the bytes leave the sender, the recv slice the time they arrive
+  // (the same interval, one route latency later): messages in flight on one channel overlap
+  // only in the latency between the two, so neither stream's slices overlap.
+  const double drain_s = r.drained_s - r.start_s;
+  const double latency_s = r.end_s - r.drained_s;
   for (std::size_t t = 0; t < from.size(); ++t) {
     // One arrow per tensor-parallel GPU pair: ids are unique across the whole trace.
     const unsigned long long flow_id = (r.id - 1) * from.size() + t + 1;
     writer_.slice(pid(from[t]), peer_tid(from[t], to[t], true, r.kind), name, "send", r.start_s,
-                  r.end_s - r.start_s, args, flow_id, 0);
-    writer_.slice(pid(to[t]), peer_tid(to[t], from[t], false, r.kind), name, "recv", r.start_s,
-                  r.end_s - r.start_s, args, 0, flow_id);
+                  drain_s, args, flow_id, 0);
+    writer_.slice(pid(to[t]), peer_tid(to[t], from[t], false, r.kind), name, "recv",
+                  r.start_s + latency_s, drain_s, args, 0, flow_id);
   }
 }
 

@@ -110,10 +110,13 @@ double alpha_beta_collective_s(const Cluster& cluster, CollectiveOp op, Collecti
   check_collective(cluster, op, algo, gpus, bytes);
   if (algo == CollectiveAlgo::kTree) return tree_all_reduce_s(cluster, gpus, bytes);
   if (algo == CollectiveAlgo::kHierarchical) return hierarchical_s(cluster, op, gpus, bytes);
+  // A ring collective runs on its channels at once, each with an equal share of the bytes.
+  const auto channels = ring_channels(cluster, gpus);
+  const double per_channel = bytes / static_cast<double>(channels.size());
   switch (op) {
-    case CollectiveOp::kAllReduce: return ring_all_reduce_s(ring_with_mean_latency(cluster, {gpus}), bytes);
+    case CollectiveOp::kAllReduce: return ring_all_reduce_s(ring_with_mean_latency(cluster, channels), per_channel);
     case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllGather: return ring_reduce_scatter_s(ring_with_mean_latency(cluster, {gpus}), bytes);
+    case CollectiveOp::kAllGather: return ring_reduce_scatter_s(ring_with_mean_latency(cluster, channels), per_channel);
     case CollectiveOp::kBroadcast: return chain_broadcast_s(cluster, gpus, bytes);
     case CollectiveOp::kSend:
       return cluster.route_latency_s(gpus[0], gpus[1]) +

@@ -5,7 +5,8 @@
 // latency as it travels; steps are not barriers); n ranks, S bytes (nccl-tests sizes).
 //   ring all-reduce       2(n-1)/n * S/B + 2(n-1) L      (Patarasuk & Yuan 2009; DESIGN.md)
 //   ring reduce-scatter,  (n-1)/n * S/B + (n-1) L
-//   all-gather
+//   all-gather            on k channels (ring_channels, collective_plan.hpp) S is S/k and B the
+//                         smallest share any hop of any channel gets
 //   broadcast (chain)     sum over hops of (c/B_j + L_j) + (k-1) c / min_j B_j, for k pipeline
 //                         chunks of c = S/k bytes
 //   send                  L + S/B on the route

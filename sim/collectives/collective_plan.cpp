@@ -35,27 +35,34 @@ class PlanBuilder {
     return after;
   }
 
-  // `steps` ring steps of `bytes` each: in step k every GPU sends to its successor what it
-  // received from its predecessor in step k-1 (reduce-scatter and all-gather move alike).
-  void ring_phase(const std::vector<GpuId>& ring, int steps, double bytes) {
-    const std::size_t n = ring.size();
-    if (n < 2 || steps <= 0) return;
-    std::vector<int> received(n, -1);
-    std::vector<int> sent(n, -1);
-    std::vector<int> ids(n);
+  // `steps` ring steps of `bytes` each on every ring of `rings`, which run at the same time: in
+  // step k every GPU sends to its successor what it received from its predecessor in step k-1
+  // (reduce-scatter and all-gather move alike).
+  void ring_phase(const std::vector<std::vector<GpuId>>& rings, int steps, double bytes) {
     // What each GPU waits for before its first step, taken before this phase adds anything.
-    std::vector<std::vector<TransferDependency>> first(n);
-    for (std::size_t i = 0; i < n; ++i) first[i] = ready(ring[i]);
-    for (int k = 0; k < steps; ++k) {
-      for (std::size_t i = 0; i < n; ++i) {
-        std::vector<TransferDependency> after =
-            k == 0 ? first[i]
-                   : std::vector<TransferDependency>{{received[i], false}, {sent[i], true}};
-        ids[i] = add(ring[i], ring[(i + 1) % n], bytes, std::move(after));
-      }
-      for (std::size_t i = 0; i < n; ++i) {
-        sent[i] = ids[i];
-        received[(i + 1) % n] = ids[i];
+    std::vector<std::vector<std::vector<TransferDependency>>> first;
+    for (const auto& ring : rings) {
+      first.emplace_back();
+      for (GpuId gpu : ring) first.back().push_back(ready(gpu));
+    }
+    for (std::size_t r = 0; r < rings.size(); ++r) {
+      const std::vector<GpuId>& ring = rings[r];
+      const std::size_t n = ring.size();
+      if (n < 2 || steps <= 0) continue;
+      std::vector<int> received(n, -1);
+      std::vector<int> sent(n, -1);
+      std::vector<int> ids(n);
+      for (int k = 0; k < steps; ++k) {
+        for (std::size_t i = 0; i < n; ++i) {
+          std::vector<TransferDependency> after =
+              k == 0 ? first[r][i]
+                     : std::vector<TransferDependency>{{received[i], false}, {sent[i], true}};
+          ids[i] = add(ring[i], ring[(i + 1) % n], bytes, std::move(after));
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          sent[i] = ids[i];
+          received[(i + 1) % n] = ids[i];
+        }
       }
     }
   }
@@ -198,6 +205,29 @@ std::vector<std::vector<GpuId>> gpus_by_node(const Cluster& cluster, const std::
   return nodes;
 }
 
+std::vector<std::vector<GpuId>> ring_channels(const Cluster& cluster, const std::vector<GpuId>& ring) {
+  // Runs of consecutive GPUs on one node, in ring order.
+  std::vector<std::vector<GpuId>> runs;
+  std::set<int> nodes_seen;
+  for (GpuId gpu : ring) {
+    const int node = cluster.gpu(gpu).node;
+    if (runs.empty() || cluster.gpu(runs.back().front()).node != node) {
+      if (!nodes_seen.insert(node).second) return {ring};  // a node visited twice
+      runs.emplace_back();
+    }
+    runs.back().push_back(gpu);
+  }
+  const std::size_t g = runs.front().size();
+  if (runs.size() < 2 || g < 2) return {ring};
+  for (const auto& run : runs)
+    if (run.size() != g) return {ring};
+  std::vector<std::vector<GpuId>> channels(g);
+  for (std::size_t c = 0; c < g; ++c)
+    for (const auto& run : runs)
+      for (std::size_t j = 0; j < g; ++j) channels[c].push_back(run[(c + j) % g]);
+  return channels;
+}
+
 CollectivePlan plan_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
                                const std::vector<GpuId>& gpus, double bytes) {
   check_collective(cluster, op, algo, gpus, bytes);
@@ -220,18 +250,18 @@ CollectivePlan plan_collective(const Cluster& cluster, CollectiveOp op, Collecti
     for (const auto& node : nodes)
       for (int j = 0; j < g; ++j) across[j].push_back(node[j]);
     const double shard = bytes / g;
-    if (op != CollectiveOp::kAllGather)
-      for (const auto& node : nodes) build.ring_phase(node, g - 1, shard);
+    if (op != CollectiveOp::kAllGather) build.ring_phase(nodes, g - 1, shard);
     const int inter_steps = op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
-    for (const auto& ring : across) build.ring_phase(ring, inter_steps, shard / m);
-    if (op != CollectiveOp::kReduceScatter)
-      for (const auto& node : nodes) build.ring_phase(node, g - 1, shard);
+    build.ring_phase(across, inter_steps, shard / m);
+    if (op != CollectiveOp::kReduceScatter) build.ring_phase(nodes, g - 1, shard);
     return plan;
   }
+  const auto channels = ring_channels(cluster, gpus);
+  const double per_channel = bytes / static_cast<double>(channels.size());
   switch (op) {
-    case CollectiveOp::kAllReduce: build.ring_phase(gpus, 2 * (n - 1), bytes / n); break;
+    case CollectiveOp::kAllReduce: build.ring_phase(channels, 2 * (n - 1), per_channel / n); break;
     case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllGather: build.ring_phase(gpus, n - 1, bytes / n); break;
+    case CollectiveOp::kAllGather: build.ring_phase(channels, n - 1, per_channel / n); break;
     case CollectiveOp::kBroadcast: build.chain_broadcast(gpus, bytes); break;
     case CollectiveOp::kSend: build.add(gpus[0], gpus[1], bytes, {}); break;
     case CollectiveOp::kAllToAll:

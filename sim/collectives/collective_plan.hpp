@@ -2,7 +2,8 @@
 // A collective as a graph of point-to-point transfers on the cluster's real routes: each transfer
 // starts once its dependencies are met, so a rank forwards a chunk only after receiving it and
 // sends its next chunk only after the previous one has left it. The algorithms:
-//   ring          reduce-scatter / all-gather: n-1 steps of S/n around the ring (all-reduce: both);
+//   ring          reduce-scatter / all-gather: n-1 steps of S/n around the ring (all-reduce: both),
+//                 split over the ring's channels (ring_channels: one per NIC of a node);
 //                 broadcast: a chain from the first GPU, pipelined in chunks; all-to-all: every
 //                 pair at once, S/n each; send: one message from the first GPU to the second.
 //   tree          all-reduce on NCCL's double binary tree (Sanders, Speck & Traeff 2009): two
@@ -57,6 +58,15 @@ void check_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo al
 // The group's GPUs by node, in order of first appearance; throws Error unless every node holds
 // the same number of them.
 std::vector<std::vector<GpuId>> gpus_by_node(const Cluster& cluster, const std::vector<GpuId>& gpus);
+
+// The rings ("channels") a ring collective over `ring` runs on, each carrying an equal share of
+// the bytes, as NCCL does to use every NIC of a node: when the ring visits several nodes, the
+// same number g >= 2 of GPUs in each and each node's GPUs one after another, there are g rings,
+// ring c visiting each node's GPUs rotated by c (x_c, ..., x_{g-1}, x_0, ..., x_{c-1}). Ring c
+// leaves a node from x_{c-1} and enters the next at x_c, so every GPU's NIC carries one ring
+// each way and a node's inter-node traffic spreads over all g NICs instead of one. Otherwise
+// the ring itself is the only channel.
+std::vector<std::vector<GpuId>> ring_channels(const Cluster& cluster, const std::vector<GpuId>& ring);
 
 // Parent of each position in the balanced in-order binary tree over positions 0..n-1 (-1 for the
 // root) and its depth in edges.

@@ -313,6 +313,10 @@ TEST_CASE(
            {"latency_ms", 10},
            {"egress_usd_per_GB", 0.02}});
     }
+  // Route over direct links only (least latency: every direct link is 10 ms, every detour 20+),
+  // so the fast links form the one fast ring; routed for large messages, the slow pairs would
+  // detour over the fast links.
+  d["wan_routing"] = {{"message_MiB", 0}};
   const Cluster c = load_written(d, "nine_site");
   PlacementTraffic traffic;
   traffic.activation_bytes = 1e9;

@@ -1,0 +1,114 @@
+// Pipeline messages over a slow, long link: a send stream is busy while a message drains
+// (S/B) and the next message leaves while the previous one is still in flight, so latency is
+// paid once per dependency chain, not once per message (a transport keeps several messages in
+// flight; NCCL's send/recv posts them asynchronously).
+//
+// GPipe on p = 2 ranks, equal F = f and B = b on both, m microbatches, one message of S bytes per
+// cross-rank dependency over a route of bottleneck bandwidth B_w and one-way latency L, with
+// S/B_w <= min(f, b) so no message waits for the stream. Rank 0's forwards end at k f, each
+// activation arrives S/B_w + L later, one f apart, so rank 1 runs its forwards back to back from
+// f + S/B_w + L; its backwards follow at once and their gradients reach rank 0 one b apart, the
+// first b + S/B_w + L after rank 1's last forward. Rank 0's last backward ends at
+//     T = (m + 1)(f + b) + 2 (S/B_w + L),
+// the GPipe makespan (m + p - 1)(f + b) plus one round trip per flush. Two latencies L1, L2
+// give T2 - T1 = 2 (L2 - L1), whatever m is.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "schedules/generators.hpp"
+#include "sim/cluster_links.hpp"
+#include "sim/pipeline_replay.hpp"
+#include "topologies/cluster_spec.hpp"
+
+using namespace hetsim;
+
+namespace {
+
+constexpr double kGbit = 1e9 / 8;  // bytes/s in 1 Gbit/s
+
+// Two sites of one GPU each, joined by one WAN link of 1 Gbit/s and one-way `latency_s`. The
+// NICs are 400 Gbit/s with no latency, so the WAN link is the whole story.
+Cluster two_gpus_one_link(double latency_s) {
+  ClusterSpec spec;
+  spec.name = "two-gpus-one-link";
+  for (const char* name : {"a", "b"}) {
+    NodeGroupSpec group;
+    group.name = "node";
+    group.count = 1;
+    group.gpu_type = "h100-sxm";
+    group.gpus_per_node = 1;
+    group.intra_node = {450e9, 0};
+    group.nic = {400 * kGbit, 0};
+    spec.sites.push_back(SiteSpec{name, 0, 1, {group}});
+  }
+  spec.wan_links.push_back(WanLinkSpec{0, 1, {1 * kGbit, latency_s}, 0});
+  return build_cluster(spec);
+}
+
+// Worker w is GPU w: one flow per transfer, on the cluster's route.
+class GpuRoutes : public TransferRoutes {
+ public:
+  explicit GpuRoutes(const Cluster& cluster) : cluster_(cluster) {}
+  const std::vector<const std::vector<int>*>& routes(int src, int dst) override {
+    routes_ = {&cluster_.route(src, dst)};
+    return routes_;
+  }
+
+ private:
+  const Cluster& cluster_;
+  std::vector<const std::vector<int>*> routes_;
+};
+
+double gpipe_iteration_s(int microbatches, double f, double b, double bytes, double latency_s) {
+  const Cluster cluster = two_gpus_one_link(latency_s);
+  const Timetable timetable = make_gpipe(2, microbatches);
+  ChunkCost cost;
+  cost.forward_s = f;
+  cost.backward_input_s = b;
+  cost.output_bytes = bytes;
+  GpuRoutes routes(cluster);
+  ReplayInputs inputs;
+  inputs.timetable = &timetable;
+  inputs.costs.assign(2, {cost});
+  inputs.routes = &routes;
+  inputs.links = network_links(cluster);
+  const ReplayStats stats = replay_iteration(inputs);
+  CHECK(stats.transfers == 2u * microbatches);
+  return stats.iteration_s;
+}
+
+void check_exact(double actual, double expected, const std::string& what) {
+  std::printf("  %-52s expected %.12g s, actual %.12g s\n", what.c_str(), expected, actual);
+  CHECK(std::abs(actual - expected) <= 1e-12 * std::abs(expected));
+}
+
+}  // namespace
+
+TEST_CASE("pipeline latency is paid once per flush, not once per microbatch") {
+  const int m = 32;
+  const double f = 10e-3, b = 20e-3;  // s
+  const double bytes = 1e6;           // 8 ms on the 1 Gbit/s link: drains within f and b
+  const double near = 0.1e-3, far = 50e-3;
+  const double drain = bytes / (1 * kGbit);
+  const double t_near = gpipe_iteration_s(m, f, b, bytes, near);
+  const double t_far = gpipe_iteration_s(m, f, b, bytes, far);
+  check_exact(t_near, (m + 1) * (f + b) + 2 * (drain + near), "GPipe p=2 m=32, L = 0.1 ms: (m+1)(f+b) + 2(S/B+L)");
+  check_exact(t_far, (m + 1) * (f + b) + 2 * (drain + far), "GPipe p=2 m=32, L = 50 ms: (m+1)(f+b) + 2(S/B+L)");
+  check_exact(t_far - t_near, 2 * (far - near), "difference: one round trip 2 (L2 - L1)");
+}
+
+TEST_CASE("messages that drain slower than they are made queue on the stream, not on the latency") {
+  // With f < S/B_w <= b the link paces the forwards: activation k leaves at f + k S/B_w and
+  // arrives f + (k + 1) S/B_w + L, so rank 1's last forward ends at 2f + m S/B_w + L. Its
+  // backwards run back to back and their gradients leave unqueued (b >= S/B_w); rank 0's
+  // backwards run back to back from the first gradient's arrival, 2f + (m + 1) S/B_w + b + 2L:
+  //     T = 2f + (m + 1)(S/B_w + b) + 2L.
+  const int m = 8;
+  const double f = 2e-3, b = 20e-3, latency = 30e-3;
+  const double bytes = 1e6;  // 8 ms: more than f, less than b
+  const double drain = bytes / (1 * kGbit);
+  check_exact(gpipe_iteration_s(m, f, b, bytes, latency), 2 * f + (m + 1) * drain + (m + 1) * b + 2 * latency,
+              "GPipe p=2 m=8, S/B > f: 2f + (m+1)(S/B + b) + 2L");
+}
