@@ -33,13 +33,14 @@ double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan
   // Attention block.
   bytes += e * sbh * region;                  // input-norm input
   bytes += e * sbh * region;                  // QKV GEMM input (norm output)
-  bytes += e * sbh / t;                       // Q (for QK^T)
-  bytes += 2 * e * sbh * kv_ratio / t;        // K and V
-  bytes += e * sbh / t;                       // attention-output GEMM input (context)
+  const double sbq = s * b * model.num_heads * model.head_dim();  // Q or context elements
+  bytes += e * sbq / t;                       // Q (for QK^T)
+  bytes += 2 * e * sbq * kv_ratio / t;        // K and V
+  bytes += e * sbq / t;                       // attention-output GEMM input (context)
   bytes += mask * sbh * region;               // post-attention dropout mask
   if (plan.recompute == Recompute::kNone) {
     const double a = model.num_heads;
-    const double scores = a * s * s * b / t;  // elements of the score tensor per GPU
+    const double scores = a * s * model.attended_keys(s) * b / t;  // score elements per GPU
     if (plan.flash_attention) {
       bytes += 4.0 * a * s * b / t;           // fp32 row log-sum-exp kept by the fused kernel
     } else {
@@ -50,7 +51,8 @@ double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan
   }
   // MLP block.
   const double intermediates = model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0;  // gate and up
-  bytes += e * sbh * region;                  // post-attention norm input
+  // Post-attention norm input; with a parallel residual it is the layer input, kept above.
+  if (!model.parallel_residual) bytes += e * sbh * region;
   bytes += e * sbh * region;                  // MLP-up GEMM input (MoE: router input)
   if (model.is_moe()) {
     bytes += moe_activation_bytes(model, plan);
@@ -61,6 +63,15 @@ double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan
   }
   bytes += mask * sbh * region;               // post-MLP dropout mask
   return bytes;
+}
+
+double layer_recompute_transient_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
+  if (plan.recompute == Recompute::kNone) return 0.0;
+  ParallelPlan whole = plan;
+  whole.recompute = Recompute::kNone;
+  // Full recompute keeps the layer input (layer_activation_bytes for kFull), which the
+  // recomputed layer reads in place; selective keeps all but the attention core's tensors.
+  return layer_activation_bytes(model, whole) - layer_activation_bytes(model, plan);
 }
 
 // What a MoE block keeps for backward beyond its input (counted with the dense MLP-up input

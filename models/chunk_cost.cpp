@@ -1,6 +1,7 @@
 // What one model chunk costs one GPU of its tensor-parallel group for one microbatch.
 #include "models/chunk_cost.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "base/error.hpp"
@@ -18,20 +19,35 @@ struct PassTimes {
   double core_forward_flops = 0;
 };
 
-// Times and FLOPs of `ops` (one layer, the embedding or the LM head), each op's source counted
-// `instances` times (the layers of the chunk) into `sources` when it is not null.
-PassTimes time_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dtype,
-                   const calibration::Profile* profile, long instances, CostSources* sources,
-                   const Fp8Linears& fp8 = {}) {
-  const std::vector<OpCost> costs = cost_ops(ops, gpu, dtype, profile, fp8);
-  if (sources) count_sources(ops, costs, instances, *sources);
-  PassTimes p;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const LayerOp& op = ops[i];
-    const double f = costs[i].forward.seconds;
+// Ops (one layer, the embedding or the LM head) with their costs and the sums over them.
+struct TimedOps {
+  std::vector<LayerOp> ops;
+  std::vector<OpCost> costs;
+  PassTimes sums;
+  // The named op's cost (a GEMM a collective runs beside); zero when there is none.
+  OpCost of(const std::string& name) const {
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].name == name) return costs[i];
+    return {};
+  }
+};
+
+// Times and FLOPs of `ops`, each op's source counted `instances` times (the layers of the chunk)
+// into `sources` when it is not null.
+TimedOps time_ops(std::vector<LayerOp> ops, const GpuSpec& gpu, Dtype dtype,
+                  const calibration::Profile* profile, long instances, CostSources* sources,
+                  const Fp8Linears& fp8 = {}) {
+  TimedOps t;
+  t.costs = cost_ops(ops, gpu, dtype, profile, fp8);
+  t.ops = std::move(ops);
+  if (sources) count_sources(t.ops, t.costs, instances, *sources);
+  PassTimes& p = t.sums;
+  for (std::size_t i = 0; i < t.ops.size(); ++i) {
+    const LayerOp& op = t.ops[i];
+    const double f = t.costs[i].forward.seconds;
     p.forward_s += f;
-    p.backward_input_s += costs[i].backward_input.seconds;
-    p.backward_weight_s += costs[i].backward_weight.seconds;
+    p.backward_input_s += t.costs[i].backward_input.seconds;
+    p.backward_weight_s += t.costs[i].backward_weight.seconds;
     p.forward_flops += op.forward.flops;
     p.backward_input_flops += op.backward_input.flops;
     p.backward_weight_flops += op.backward_weight.flops;
@@ -40,7 +56,7 @@ PassTimes time_ops(const std::vector<LayerOp>& ops, const GpuSpec& gpu, Dtype dt
       p.core_forward_flops += op.forward.flops;
     }
   }
-  return p;
+  return t;
 }
 
 // TP collectives, costed and (when `sources` is not null) counted `instances` times.
@@ -54,6 +70,7 @@ class TpCosts {
     if (sources_) sources_->tp_collective.add(c.source, instances);
     return c.seconds;
   }
+  int ranks() const { return ranks_; }
 
  private:
   int ranks_;
@@ -62,25 +79,36 @@ class TpCosts {
   CostSources* sources_;
 };
 
-// Megatron-LM's tensor-parallel collectives, each over the whole [b*s, h] activation.
+// What a TpSchedule costs beside the ops it overlaps (see TpOverlap).
 struct TpComm {
-  double forward_s = 0, backward_s = 0;
+  double forward_s = 0;   // exposed forward collectives
+  double backward_s = 0;  // collective time B waits for when W is split off
+  double wgrad_hidden_s = 0;  // of backward_s, what hides beside the wgrads when B and W are one
+  double forward_bytes = 0, backward_bytes = 0;  // sent by one GPU
 };
 
-TpComm layer_tp_comm(double act_bytes, const ParallelPlan& plan, const TpCosts& tp, long layers) {
+TpComm schedule_cost(const TpSchedule& schedule, const TimedOps& ops, const TpCosts& tp,
+                     long instances) {
   TpComm c;
-  if (plan.sequence_parallel) {
-    // g / g-bar: all-gather before QKV and MLP-up, reduce-scatter after attention-out and
-    // MLP-down; backward swaps them. Two of each per pass.
-    const double pair = tp(TpCollective::kAllGather, act_bytes, 4 * layers) +
-                        tp(TpCollective::kReduceScatter, act_bytes, 4 * layers);
-    c.forward_s = 2 * pair;
-    c.backward_s = 2 * pair;
-  } else {
-    // f / g: all-reduce after attention-out and MLP-down forward, after QKV and MLP-up dgrad.
-    const double all_reduce = tp(TpCollective::kAllReduce, act_bytes, 4 * layers);
-    c.forward_s = 2 * all_reduce;
-    c.backward_s = 2 * all_reduce;
+  for (const ScheduledCollective& x : schedule.forward) {
+    c.forward_s += tp(x.op, x.bytes, instances);
+    c.forward_bytes += ring_bytes_sent(x.op, x.bytes, tp.ranks());
+  }
+  for (const ScheduledCollective& x : schedule.backward) {
+    const double seconds = tp(x.op, x.bytes, instances);
+    c.backward_bytes += ring_bytes_sent(x.op, x.bytes, tp.ranks());
+    switch (x.overlap) {
+      case TpOverlap::kExposed:
+        c.backward_s += seconds;
+        break;
+      case TpOverlap::kDgrad:  // max(collective, dgrad): the dgrad is already in the op times
+        c.backward_s += std::max(0.0, seconds - ops.of(x.gemm).backward_input.seconds);
+        break;
+      case TpOverlap::kWgrad:
+        c.backward_s += seconds;
+        c.wgrad_hidden_s += std::min(seconds, ops.of(x.gemm).backward_weight.seconds);
+        break;
+    }
   }
   return c;
 }
@@ -192,10 +220,10 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   // Transformer layers.
   const TpCosts tp(t, tp_links, profile, sources);
   // FP8 (--fp8-format) runs the layers' linear GEMMs only; the embedding and LM head stay bf16.
-  const std::vector<LayerOp> layer_ops = transformer_layer_ops(model, plan);
-  const PassTimes layer = time_ops(layer_ops, gpu, plan.dtype, profile, span.num_layers, sources,
-                                   fp8_linears(plan));
-  const TpComm comm = layer_tp_comm(act_bytes, plan, tp, span.num_layers);
+  const TimedOps layer_ops = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype,
+                                      profile, span.num_layers, sources, fp8_linears(plan));
+  const PassTimes& layer = layer_ops.sums;
+  const TpComm comm = schedule_cost(layer_tp_schedule(model, plan), layer_ops, tp, span.num_layers);
   // Expert parallelism: token dispatch and combine all-to-alls in forward, their mirrors (the
   // gradients of the combine, then of the dispatch) in backward.
   const double ep_comm =
@@ -205,12 +233,15 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   c.forward_s = layers * (layer.forward_s + comm.forward_s + ep_comm);
   c.backward_input_s = layers * (layer.backward_input_s + comm.backward_s + ep_comm);
   if (plan.fp8 != Fp8Format::kNone) {
-    c.forward_s += fp8_scale_update_seconds(layer_ops, layers, false, gpu);
-    c.backward_input_s += fp8_scale_update_seconds(layer_ops, layers, true, gpu);
+    c.forward_s += fp8_scale_update_seconds(layer_ops.ops, layers, false, gpu);
+    c.backward_input_s += fp8_scale_update_seconds(layer_ops.ops, layers, true, gpu);
   }
   c.backward_weight_s = layers * layer.backward_weight_s;
+  c.backward_overlap_s = layers * comm.wgrad_hidden_s;
   c.tp_comm_forward_s = layers * comm.forward_s;
   c.tp_comm_backward_s = layers * comm.backward_s;
+  c.tp_bytes_forward = layers * comm.forward_bytes;
+  c.tp_bytes_backward = layers * comm.backward_bytes;
   c.ep_comm_forward_s = layers * ep_comm;
   c.ep_comm_backward_s = layers * ep_comm;
   c.forward_flops = layers * layer.forward_flops;
@@ -229,43 +260,35 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   }
   c.activation_bytes = layers * layer_activation_bytes(model, plan);
   c.weight_grad_bytes = layers * layer_weight_grad_bytes(model, plan);
+  if (span.num_layers > 0) c.backward_transient_bytes = layer_recompute_transient_bytes(model, plan);
   const LayerParams layer_params = layer_params_per_gpu(model, plan);
   c.params = layers * layer_params.total;
   c.expert_params = layers * layer_params.expert;
 
+  // The embedding and the LM head: their ops and collectives, added to the chunk's.
+  const auto add_end = [&](std::vector<LayerOp> ops, const TpSchedule& schedule) {
+    const TimedOps timed = time_ops(std::move(ops), gpu, plan.dtype, profile, 1, sources);
+    const TpComm end_comm = schedule_cost(schedule, timed, tp, 1);
+    c.forward_s += timed.sums.forward_s + end_comm.forward_s;
+    c.backward_input_s += timed.sums.backward_input_s + end_comm.backward_s;
+    c.backward_weight_s += timed.sums.backward_weight_s;
+    c.backward_overlap_s += end_comm.wgrad_hidden_s;
+    c.tp_comm_forward_s += end_comm.forward_s;
+    c.tp_comm_backward_s += end_comm.backward_s;
+    c.tp_bytes_forward += end_comm.forward_bytes;
+    c.tp_bytes_backward += end_comm.backward_bytes;
+    c.forward_flops += timed.sums.forward_flops;
+    c.backward_input_flops += timed.sums.backward_input_flops;
+    c.backward_weight_flops += timed.sums.backward_weight_flops;
+  };
   if (span.has_embedding) {
-    const PassTimes emb =
-        time_ops(embedding_ops(model, plan), gpu, plan.dtype, profile, 1, sources);
-    // Vocabulary-parallel embedding: partial outputs summed over TP (reduce-scatter with SP).
-    const double emb_comm = plan.sequence_parallel ? tp(TpCollective::kReduceScatter, act_bytes)
-                                                   : tp(TpCollective::kAllReduce, act_bytes);
-    c.forward_s += emb.forward_s + emb_comm;
-    c.tp_comm_forward_s += emb_comm;
-    c.backward_input_s += emb.backward_input_s;
-    c.backward_weight_s += emb.backward_weight_s;
+    add_end(embedding_ops(model, plan), embedding_tp_schedule(model, plan));
     c.activation_bytes += embedding_activation_bytes(model, plan);
     c.params += static_cast<double>(model.vocab_size) * model.hidden_size / t +
                 static_cast<double>(model.learned_positions) * model.hidden_size;
   }
   if (span.has_lm_head) {
-    const PassTimes head = time_ops(lm_head_ops(model, plan), gpu, plan.dtype, profile, 1, sources);
-    // SP: all-gather the final-norm output for the LM head, reduce-scatter its gradient.
-    // Without SP: identity forward, all-reduce of the input gradient backward. The vocabulary-
-    // parallel cross entropy all-reduces three fp32 [b*s] vectors (max, sum of exp, target logit).
-    const double tokens = plan.micro_batch_size * static_cast<double>(plan.seq_length);
-    const double ce_comm = 3 * tp(TpCollective::kAllReduce, 4.0 * tokens, 3);
-    const double fwd_comm =
-        (plan.sequence_parallel ? tp(TpCollective::kAllGather, act_bytes) : 0.0) + ce_comm;
-    const double bwd_comm = plan.sequence_parallel ? tp(TpCollective::kReduceScatter, act_bytes)
-                                                   : tp(TpCollective::kAllReduce, act_bytes);
-    c.forward_s += head.forward_s + fwd_comm;
-    c.backward_input_s += head.backward_input_s + bwd_comm;
-    c.backward_weight_s += head.backward_weight_s;
-    c.tp_comm_forward_s += fwd_comm;
-    c.tp_comm_backward_s += bwd_comm;
-    c.forward_flops += head.forward_flops;
-    c.backward_input_flops += head.backward_input_flops;
-    c.backward_weight_flops += head.backward_weight_flops;
+    add_end(lm_head_ops(model, plan), lm_head_tp_schedule(model, plan));
     c.activation_bytes += lm_head_activation_bytes(model, plan);
     c.weight_grad_bytes += lm_head_weight_grad_bytes(model, plan);
     // Untied: the output projection's own weights. Tied with the embedding on another stage:
@@ -278,17 +301,25 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   }
   c.output_bytes = act_bytes;
 
-  // Adam over this GPU's parameters (from ZeRO stage 1 its shard: dense ones over dp, expert
-  // ones over dp / ep): read fp32 master weight, gradient, m, v (16 B); write master, m, v
-  // (12 B) and the bf16 weight (2 B).
-  const bool sharded = plan.effective_zero_stage() >= 1;
-  const double dense_shard = sharded ? static_cast<double>(plan.dp) : 1.0;
-  const double expert_shard = sharded ? static_cast<double>(plan.expert_data_parallel()) : 1.0;
-  const double adam_bytes =
-      30.0 * ((c.params - c.expert_params) / dense_shard + c.expert_params / expert_shard);
+  // The optimizer step as Megatron-LM runs it (bf16 training, fp32 main parameters, --clip-grad
+  // on by default), over this GPU's parameter shard (from ZeRO stage 1: dense ones over dp,
+  // expert ones over dp / ep): the gradient norm reads the fp32 gradients (4 B); Adam reads
+  // master weight, gradient, m, v and writes master, m, v (28 B); the master weights are copied
+  // into the bf16 model weights (read 4, write 2). The fp32 main-gradient buffer it holds (whole
+  // below ZeRO stage 2) is zeroed for the next iteration (write 4).
+  const int stage = plan.effective_zero_stage();
+  const auto shard_of = [&](bool sharded) {
+    const double dense_shard = sharded ? static_cast<double>(plan.dp) : 1.0;
+    const double expert_shard = sharded ? static_cast<double>(plan.expert_data_parallel()) : 1.0;
+    return (c.params - c.expert_params) / dense_shard + c.expert_params / expert_shard;
+  };
+  const double shard = shard_of(stage >= 1);
   const PassCost adam =
-      memory_bound_cost({"adam"}, KernelKind::kElementwise, adam_bytes, gpu, plan.dtype, profile);
+      memory_bound_cost({"adam"}, KernelKind::kElementwise, 28.0 * shard, gpu, plan.dtype, profile);
+  const double around_adam[] = {4.0 * shard, 6.0 * shard, 4.0 * shard_of(stage >= 2)};
   c.optimizer_step_s = adam.seconds;
+  for (const double bytes : around_adam)
+    c.optimizer_step_s += kernel_time(KernelKind::kElementwise, {0.0, bytes}, gpu, plan.dtype);
   if (sources) sources->memory_bound.add(adam.source, 1);
   return c;
 }

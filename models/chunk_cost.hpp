@@ -40,8 +40,13 @@ struct ChunkCost {
   double backward_input_s = 0;
   double backward_weight_s = 0;
   double recompute_s = 0;
+  // Of backward_input_s, the TP collective time that hides beside the wgrad GEMMs when B and W
+  // run as one op (Megatron's input-gradient all-reduce / reduce-scatter; TpOverlap::kWgrad).
+  double backward_overlap_s = 0;
   double tp_comm_forward_s = 0;   // part of forward_s spent in TP collectives
-  double tp_comm_backward_s = 0;  // part of backward_input_s spent in TP collectives
+  double tp_comm_backward_s = 0;  // part of backward_input_s spent waiting for TP collectives
+  double tp_bytes_forward = 0;    // bytes one GPU sends in TP collectives, forward
+  double tp_bytes_backward = 0;   // and backward (recompute not included)
   double ep_comm_forward_s = 0;   // part of forward_s spent in expert-parallel all-to-alls
   double ep_comm_backward_s = 0;  // part of backward_input_s spent in expert-parallel all-to-alls
   // FLOPs on one GPU: model FLOPs (no recompute) and the recompute FLOPs on top.
@@ -53,12 +58,21 @@ struct ChunkCost {
   double activation_bytes = 0;        // allocated at F, freed at B (unsplit) or W (split)
   double weight_grad_bytes = 0;       // GEMM inputs W still reads after B (freed at W); see models/README.md
   double output_bytes = 0;            // the activation tensor sent to the next stage (whole)
+  // Bytes live on top of activation_bytes while B runs: with recompute, what the layer being
+  // recomputed re-materializes (layer_recompute_transient_bytes); 0 without recompute.
+  double backward_transient_bytes = 0;
   double params = 0;                  // parameters held by one GPU for this chunk
   // The part of `params` that are routed-expert weights: their gradients are reduced over, and
   // ZeRO shards them over, the expert-data-parallel group (dp / ep), not dp.
   double expert_params = 0;
   int layers = 0;                     // transformer layers (ZeRO-3 gathers them one by one)
   double optimizer_step_s = 0;        // Adam step over those parameters
+  // B as one op with W (1F1B, GPipe, interleaved): its parts with the TP collectives that hide
+  // beside the wgrad GEMMs taken off. Split schedules run backward_input_s + recompute_s as B
+  // and backward_weight_s as W.
+  double fused_backward_s() const {
+    return backward_input_s + backward_weight_s + recompute_s - backward_overlap_s;
+  }
 };
 
 // Every op costed by the roofline (models/roofline.hpp) and every TP collective by the ring
@@ -118,6 +132,13 @@ double model_flops_per_iteration(const TransformerConfig& model, const ParallelP
 // the tensor-parallel group: Korthikanti et al. 2022, Table 2, for the plan's recompute mode;
 // for a MoE layer the MLP's part is replaced by moe_activation_bytes.
 double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+
+// What the layer being recomputed re-materializes during its backward, on top of the stored
+// activations, per microbatch on one GPU: with full recompute its whole activations (no
+// recompute) but the stored layer input; with selective recompute its attention core's tensors
+// (softmax output, dropout mask and output: 5as^2b/t without FlashAttention). 0 without
+// recompute. Korthikanti et al. 2022: peak = stored inputs + one layer's full activations.
+double layer_recompute_transient_bytes(const TransformerConfig& model, const ParallelPlan& plan);
 
 // What a MoE block keeps for backward besides its input (routing probabilities and map,
 // permuted expert inputs, expert intermediates and outputs, shared-expert intermediates), per

@@ -48,6 +48,7 @@ namespace {
 // Shapes of one microbatch on one GPU of the tensor-parallel group.
 struct Shape {
   double b, s, h, a, kv, d, f, v, t;
+  double keys;       // keys each query attends to: s, or the sliding window
   double tokens;     // b*s: rows of the attention and dense-MLP GEMMs
   double seq_tokens; // tokens in the sequence-parallel region (b*s/t with SP, else b*s)
   double e;          // activation element bytes
@@ -68,6 +69,7 @@ Shape shape_of(const TransformerConfig& m, const ParallelPlan& p) {
   x.f = m.ffn_hidden_size;
   x.v = m.vocab_size;
   x.t = p.tp;
+  x.keys = m.attended_keys(x.s);
   x.tokens = x.b * x.s;
   x.seq_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
   x.e = activation_element_bytes(p.dtype);
@@ -106,13 +108,44 @@ LayerOp residual_op(std::string name, double elements, double e) {
   return op;
 }
 
+// Dropout on a branch output fused with the residual add, as Megatron-LM runs it (its
+// bias_dropout_add fusion, on by default): forward reads the branch and the residual, writes the
+// sum and a 1-byte mask; backward reads dy and the mask and writes the branch gradient, then adds
+// the branch's way back into the residual-stream gradient (reads two, writes one).
+LayerOp dropout_add_op(std::string name, double elements, double e) {
+  LayerOp op = memory_op(std::move(name), KernelKind::kElementwise, 2 * elements, elements,
+                         3 * elements, 2 * elements, e, elements, elements);
+  op.profile_kinds = {"dropout", "add"};
+  return op;
+}
+
+// The residual connection after a branch: the fused dropout-add with dropout, a plain add without.
+LayerOp residual_connection(const std::string& branch, bool dropout, double elements, double e) {
+  return dropout ? dropout_add_op(branch + "_dropout_add", elements, e)
+                 : residual_op(branch + "_residual_add", elements, e);
+}
+
+// GPT-NeoX's parallel residual, x + attention + MLP in one kernel: forward reads three, writes
+// one (and with dropout a mask per branch); backward writes each branch's gradient (dy times its
+// mask with dropout; dy itself without) and sums the residual-stream gradient from dy and the
+// two norms' input gradients (reads three, writes one).
+LayerOp parallel_residual_op(bool dropout, double elements, double e) {
+  const double masks = dropout ? 2 * elements : 0.0;
+  const double branch_read = dropout ? elements : 0.0, branch_written = dropout ? 2 * elements : 0.0;
+  LayerOp op = memory_op("parallel_residual_add", KernelKind::kElementwise, 3 * elements, elements,
+                         3 * elements + branch_read, elements + branch_written, e, masks, masks);
+  op.profile_kinds = {"add"};
+  return op;
+}
+
 void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<LayerOp>& ops) {
-  // Per GPU: a/t query heads, kv/t key/value heads. The score and context matmuls count the full
-  // s x s square (Narayanan et al. 2021 count it so; no causal halving).
+  // Per GPU: a/t query heads, kv/t key/value heads of d. The score and context matmuls count the
+  // full s x s square (Narayanan et al. 2021 count it so; no causal halving), s x w with a
+  // sliding window w < s.
   const double q = x.tokens * x.a * x.d / x.t;
   const double kv = x.tokens * x.kv * x.d / x.t;
-  const double out = x.tokens * x.h / x.t;
-  const double matmul_flops = 2.0 * x.b * x.s * x.s * x.h / x.t;  // each of QK^T and PV
+  const double out = q;
+  const double matmul_flops = 2.0 * x.b * x.s * x.keys * x.a * x.d / x.t;  // each of QK^T and PV
   const AttentionShape shape{x.b, x.a / x.t, x.s, x.d};
   if (flash) {
     // One fused kernel: reads Q, K, V, writes O and the fp32 row log-sum-exp; backward reads
@@ -129,7 +162,7 @@ void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<La
     ops.push_back(op);
     return;
   }
-  const double scores = x.b * x.a * x.s * x.s / x.t;
+  const double scores = x.b * x.a * x.s * x.keys / x.t;
   LayerOp qk;
   qk.name = "attention_scores";  // S = Q K^T
   qk.kind = KernelKind::kGemm;
@@ -242,16 +275,18 @@ std::vector<LayerOp> transformer_layer_ops(const TransformerConfig& model, const
   ops.push_back(linear_op("qkv_proj", x.tokens, x.h, (x.a + 2 * x.kv) * x.d / x.t, x.ge));
   add_attention_core(x, plan.flash_attention, dropout, ops);
   ops.push_back(linear_op("attention_out_proj", x.tokens, x.a * x.d / x.t, x.h, x.ge));
-  if (dropout) ops.push_back(dropout_op("attention_residual_dropout", seq_h, x.e));
-  ops.push_back(residual_op("attention_residual_add", seq_h, x.e));
+  if (!model.parallel_residual) ops.push_back(residual_connection("attention", dropout, seq_h, x.e));
   ops.push_back(norm_op("post_attention_norm", model.norm, seq_h, x.e));
   if (model.is_moe()) {
     add_moe(x, model.mlp, model.shared_expert_gate, ops);
   } else {
     add_mlp("mlp", "", x, model.mlp, x.tokens, x.f / x.t, 1, ops);
   }
-  if (dropout) ops.push_back(dropout_op("mlp_residual_dropout", seq_h, x.e));
-  ops.push_back(residual_op("mlp_residual_add", seq_h, x.e));
+  if (model.parallel_residual) {
+    ops.push_back(parallel_residual_op(dropout, seq_h, x.e));
+  } else {
+    ops.push_back(residual_connection("mlp", dropout, seq_h, x.e));
+  }
   return ops;
 }
 
@@ -263,8 +298,14 @@ std::vector<LayerOp> embedding_ops(const TransformerConfig& model, const Paralle
   // does not own) before the TP reduction; learned positions are read and added on top.
   const double rows_read = model.learned_positions > 0 ? 2 * full : full;
   LayerOp lookup = memory_op("embedding_lookup", KernelKind::kElementwise, rows_read, full, 0, 0, x.e);
-  // W: scatter-add dY into the fp32 main-grad rows (read dY, read+write 4-byte grads).
-  lookup.backward_weight = {0.0, x.e * full + 8.0 * full / x.t};
+  // W, as PyTorch's embedding backward and Megatron's gradient hook run it: a dense gradient of
+  // the table in the activation dtype is zero-filled (write e), dY's rows are summed into it
+  // (read dY, read and write the rows: 3e per dY element), and the table's fp32 main gradient
+  // adds it (read e + 4, write 4): (2e + 4) bytes per table element. Table: the GPU's v/t rows,
+  // plus the learned positions' rows (replicated), each with its own pass over dY.
+  const double table = (x.v / x.t + model.learned_positions) * x.h;
+  const double tables = model.learned_positions > 0 ? 2 : 1;
+  lookup.backward_weight = {0.0, (2 * x.e + 4) * table + tables * 3 * x.e * full};
   lookup.profile_kinds = {"embedding"};
   ops.push_back(lookup);
   if (model.has_dropout) ops.push_back(dropout_op("embedding_dropout", x.seq_tokens * x.h, x.e));
@@ -276,11 +317,19 @@ std::vector<LayerOp> lm_head_ops(const TransformerConfig& model, const ParallelP
   std::vector<LayerOp> ops;
   ops.push_back(norm_op("final_norm", model.norm, x.seq_tokens * x.h, x.e));
   ops.push_back(linear_op("lm_head", x.tokens, x.h, x.v / x.t, x.ge));
-  // Vocabulary-parallel cross entropy (Megatron): logits to fp32, softmax kept for backward;
-  // backward reads it and writes the logit gradients.
+  // Megatron's vocabulary-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py),
+  // pass by pass over the GPU's [b*s, v/t] logits: cast to fp32 (read e, write 4; no pass when
+  // the logits are fp32), max (read 4), subtract the max in place (read 4, write 4), exp in place
+  // (read 4, write 4), sum (read 4), divide into the fp32 softmax kept for backward (read 4,
+  // write 4): 32 B per logit plus the cast. Backward: the softmax less one at the target, scaled
+  // by the loss gradient in place (read 4, write 4), cast back to the logits' dtype (read 4,
+  // write e).
   const double logits = x.tokens * x.v / x.t;
-  LayerOp ce = memory_op("cross_entropy", KernelKind::kElementwise, logits, 0, 0, logits, x.e,
-                         4.0 * logits, 4.0 * logits);
+  const bool cast = x.e != 4.0;
+  const double forward_per_logit = 32.0 + (cast ? x.e + 4.0 : 0.0);
+  const double backward_per_logit = 8.0 + (cast ? 4.0 + x.e : 0.0);
+  LayerOp ce = memory_op("cross_entropy", KernelKind::kElementwise, 0, 0, 0, 0, x.e,
+                         forward_per_logit * logits, backward_per_logit * logits);
   ce.profile_kinds = {"cross_entropy"};
   ops.push_back(ce);
   return ops;

@@ -1,5 +1,7 @@
 #include "models/tp_collectives.hpp"
 
+#include "models/layer_ops.hpp"
+
 namespace hetsim {
 
 namespace {
@@ -50,6 +52,73 @@ PassCost tp_collective_cost(TpCollective op, double bytes, int ranks,
       return {ring_reduce_scatter_s(bytes, ranks, links), CostSource::kRoofline};
   }
   return {};
+}
+
+double ring_bytes_sent(TpCollective op, double bytes, int ranks) {
+  if (ranks <= 1) return 0.0;
+  const double pass = (ranks - 1.0) / ranks * bytes;
+  return op == TpCollective::kAllReduce ? 2 * pass : pass;
+}
+
+namespace {
+
+// The whole [b*s, h] activation of one microbatch, in bytes.
+double activation_tensor_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
+  return activation_element_bytes(plan.dtype) * plan.micro_batch_size *
+         static_cast<double>(plan.seq_length) * model.hidden_size;
+}
+
+// Forward input and backward input-gradient collectives of a branch whose first GEMM is
+// column-parallel (`gemm`), or of a MoE block (`gemm` empty).
+void add_branch_input(TpSchedule& s, bool sp, double bytes, const std::string& gemm) {
+  using enum TpCollective;
+  if (sp) s.forward.push_back({kAllGather, bytes});
+  if (gemm.empty()) {
+    s.backward.push_back({sp ? kReduceScatter : kAllReduce, bytes});
+    return;
+  }
+  if (sp) s.backward.push_back({kAllGather, bytes, TpOverlap::kDgrad, gemm});
+  s.backward.push_back({sp ? kReduceScatter : kAllReduce, bytes, TpOverlap::kWgrad, gemm});
+}
+
+// Forward output reduction of a row-parallel GEMM and, with SP, the backward all-gather of its
+// output gradient.
+void add_branch_output(TpSchedule& s, bool sp, double bytes) {
+  s.forward.push_back({sp ? TpCollective::kReduceScatter : TpCollective::kAllReduce, bytes});
+  if (sp) s.backward.push_back({TpCollective::kAllGather, bytes});
+}
+
+}  // namespace
+
+TpSchedule layer_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan) {
+  TpSchedule s;
+  if (plan.tp <= 1) return s;
+  const bool sp = plan.sequence_parallel;
+  const double bytes = activation_tensor_bytes(model, plan);
+  const std::string mlp_gemm = model.is_moe()                  ? ""
+                               : model.mlp == MlpKind::kSwiGlu ? "mlp_gate_up_proj"
+                                                               : "mlp_up_proj";
+  add_branch_input(s, sp, bytes, "qkv_proj");
+  add_branch_output(s, sp, bytes);
+  add_branch_input(s, sp, bytes, mlp_gemm);
+  if (!model.parallel_residual) add_branch_output(s, sp, bytes);
+  return s;
+}
+
+TpSchedule embedding_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan) {
+  TpSchedule s;
+  if (plan.tp <= 1) return s;
+  add_branch_output(s, plan.sequence_parallel, activation_tensor_bytes(model, plan));
+  return s;
+}
+
+TpSchedule lm_head_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan) {
+  TpSchedule s;
+  if (plan.tp <= 1) return s;
+  add_branch_input(s, plan.sequence_parallel, activation_tensor_bytes(model, plan), "lm_head");
+  const double tokens = plan.micro_batch_size * static_cast<double>(plan.seq_length);
+  for (int i = 0; i < 3; ++i) s.forward.push_back({TpCollective::kAllReduce, 4.0 * tokens});
+  return s;
 }
 
 }  // namespace hetsim

@@ -4,6 +4,11 @@
 //   all-reduce                   2(n-1)/n * S/B + 2(n-1) L
 //   all-gather / reduce-scatter    (n-1)/n * S/B +  (n-1) L
 // S is the whole tensor (the all-gather output, the reduce-scatter input). One rank costs 0.
+// Also which collectives a layer, the embedding and the LM head issue, and what each one runs
+// beside (Megatron-LM's tensor and sequence parallelism).
+#include <string>
+#include <vector>
+
 #include "models/calibration/profile.hpp"
 #include "models/chunk_cost.hpp"
 #include "models/op_cost.hpp"
@@ -23,5 +28,54 @@ const char* profile_name(TpCollective op);
 // its own node's GPUs), else the ring formula on `links`. One rank: no collective (0 s, no source).
 PassCost tp_collective_cost(TpCollective op, double bytes, int ranks,
                             const TensorParallelLinks& links, const calibration::Profile* profile);
+
+// Bytes one GPU sends in a ring collective of `bytes` over `ranks`: (n-1)/n S for all-gather and
+// reduce-scatter, 2(n-1)/n S for all-reduce.
+double ring_bytes_sent(TpCollective op, double bytes, int ranks);
+
+// What a collective runs beside, as Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication
+// issues it (asynchronously, ordered before the GEMM by CUDA_DEVICE_MAX_CONNECTIONS=1):
+enum class TpOverlap {
+  kExposed,  // nothing: the GPU waits for it
+  kDgrad,    // the all-gather of a column-parallel GEMM's saved input shard (sequence
+             // parallelism), beside that GEMM's dgrad: the pair takes max(collective, dgrad)
+  kWgrad,    // the reduce-scatter (SP) or all-reduce of a column-parallel GEMM's input
+             // gradient, beside its wgrad when B and W run as one op; exposed when W is split off
+};
+
+struct ScheduledCollective {
+  TpCollective op = TpCollective::kAllReduce;
+  double bytes = 0;                         // the whole tensor
+  TpOverlap overlap = TpOverlap::kExposed;
+  std::string gemm;                         // kDgrad / kWgrad: the LayerOp it runs beside
+};
+
+// The TP collectives of one microbatch's forward and backward on one GPU of the group.
+struct TpSchedule {
+  std::vector<ScheduledCollective> forward, backward;
+};
+
+// A transformer layer, Megatron-LM (Korthikanti et al. 2022, section 4.2.2). Each branch
+// (attention; MLP or MoE block) of a [b*s, h] activation of S bytes:
+//  - without SP: forward all-reduces the row-parallel output (exposed); backward all-reduces the
+//    column-parallel input gradient beside that GEMM's wgrad;
+//  - with SP: forward all-gathers the branch input and reduce-scatters its output (exposed);
+//    backward all-gathers the output gradient (exposed), all-gathers again the input shard the
+//    column-parallel GEMM saved (beside its dgrad) and reduce-scatters the input gradient
+//    (beside its wgrad): 2 collectives forward and 3 backward where the all-reduce had 1 and 1.
+// A MoE block has no column-parallel GEMM on the gathered input, so its backward collectives are
+// exposed (no SP: one all-reduce; SP: all-gather + reduce-scatter). With a parallel residual
+// (GPT-NeoX) the two branch outputs are summed before one reduction: one output collective
+// forward (and with SP one output-gradient all-gather backward) for both branches.
+TpSchedule layer_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan);
+
+// The vocabulary-parallel embedding: its partial outputs are all-reduced (reduce-scattered with
+// SP, whose backward all-gathers the gradient).
+TpSchedule embedding_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan);
+
+// The LM head, a column-parallel GEMM on the final-norm output (as a layer's QKV), and the
+// vocabulary-parallel cross entropy's three all-reduces of fp32 [b*s] vectors (max, sum of
+// exponentials, target logit).
+TpSchedule lm_head_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan);
 
 }  // namespace hetsim

@@ -27,6 +27,64 @@ bool has_non_null(const JsonInput& root, const std::string& key) {
   return root.has(key) && !root.value().at(key).is_null();
 }
 
+// Mistral's and Qwen2's sliding window: every layer windowed, or (Qwen2) none when
+// use_sliding_window is false or max_window_layers covers all layers (transformers' Qwen2 keeps
+// the first max_window_layers layers on full attention).
+void read_sliding_window(const JsonInput& root, TransformerConfig& c) {
+  if (!has_non_null(root, "sliding_window") || !root.boolean_or("use_sliding_window", true)) return;
+  const long long full_layers = root.integer_or("max_window_layers", 0);
+  if (full_layers >= c.num_layers) return;
+  if (full_layers > 0) {
+    root.at("max_window_layers")
+        .fail("0 or >= num_hidden_layers (sliding-window layers mixed with full ones are not "
+              "modeled)");
+  }
+  c.sliding_window = read_positive_int(root, "sliding_window");
+}
+
+// Keys that change no cost hetsim computes: token ids, initialization, numerical epsilons, RoPE
+// bases and scaling, inference switches, bookkeeping; and the keys hetsim reads.
+bool known_key(const std::string& key) {
+  static const char* const kKnown[] = {
+      // no cost
+      "_name_or_path", "architectures", "model_type", "torch_dtype", "transformers_version",
+      "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
+      "initializer_range", "initializer_factor", "layer_norm_epsilon", "layer_norm_eps",
+      "rms_norm_eps", "rope_theta", "rotary_emb_base", "rope_scaling", "max_position_embeddings",
+      "n_ctx", "use_cache", "output_router_logits", "pretraining_tp", "scale_attn_weights",
+      "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
+      "summary_first_dropout", "task_specific_params", "classifier_dropout", "use_sliding_window",
+      "max_window_layers", "attention_dropout", "hidden_dropout",
+      // read
+      "n_embd", "n_head", "n_layer", "n_inner", "n_positions", "vocab_size", "resid_pdrop",
+      "attn_pdrop", "embd_pdrop", "tie_word_embeddings", "activation_function", "hidden_size",
+      "num_attention_heads", "num_key_value_heads", "num_hidden_layers", "intermediate_size",
+      "hidden_act", "attention_bias", "head_dim", "sliding_window", "use_parallel_residual",
+      "rotary_pct", "num_local_experts", "num_experts", "num_experts_per_tok",
+      "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step",
+      "mlp_only_layers"};
+  for (const char* k : kKnown)
+    if (key == k) return true;
+  return false;
+}
+
+// Every key that is neither read nor cost-free, and read keys whose value hetsim cannot honour.
+std::vector<std::string> ignored_fields_of(const nlohmann::json& doc) {
+  std::vector<std::string> ignored;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "mlp_bias") {
+      if (value.is_boolean() && value.get<bool>()) ignored.push_back("mlp_bias: MLP biases are not modeled");
+    } else if (key == "activation_function" && value.is_string() &&
+               value.get<std::string>().rfind("gelu", 0) != 0) {
+      ignored.push_back("activation_function: \"" + value.get<std::string>() +
+                        "\" is costed as GeLU");
+    } else if (!known_key(key)) {
+      ignored.push_back(key + ": not modeled");
+    }
+  }
+  return ignored;
+}
+
 // GPT-2 style configs ("n_embd"); GPT-3 is described with the same names.
 void read_gpt2(const JsonInput& root, TransformerConfig& c) {
   c.hidden_size = read_positive_int(root, "n_embd");
@@ -66,6 +124,16 @@ void read_hidden_size_family(const JsonInput& root, TransformerConfig& c) {
     root.at("hidden_act").fail("\"silu\", \"swiglu\" or a \"gelu\" variant");
   }
   const bool neox = model_type == "gpt_neox";
+  if (neox) {
+    // transformers' GPTNeoXConfig defaults: use_parallel_residual true, rotary_pct 0.25. With no
+    // rotary part, positions are a learned table of max_position_embeddings rows.
+    c.parallel_residual = root.boolean_or("use_parallel_residual", true);
+    const double rotary_pct = root.non_negative_or("rotary_pct", 0.25);
+    if (rotary_pct > 1) root.at("rotary_pct").fail("a fraction in [0, 1]");
+    if (rotary_pct == 0) c.learned_positions = read_positive_int(root, "max_position_embeddings");
+  }
+  if (has_non_null(root, "head_dim")) c.head_size = read_positive_int(root, "head_dim");
+  read_sliding_window(root, c);
   c.norm = neox ? NormKind::kLayerNorm : NormKind::kRmsNorm;
   c.linear_bias = neox || root.boolean_or("attention_bias", false);
   c.has_dropout = root.non_negative_or("attention_dropout", 0.0) > 0 ||
@@ -207,19 +275,14 @@ TransformerConfig load_transformer_config(const std::string& path) {
     throw InputError(path, "/hidden_size", "nothing (missing)",
                      "\"hidden_size\" (Llama/Mistral/Qwen2/GPT-NeoX) or \"n_embd\" (GPT-2)");
   }
-  if (c.hidden_size % c.num_heads != 0) {
+  c.ignored_fields = ignored_fields_of(doc);
+  if (c.head_size == 0 && c.hidden_size % c.num_heads != 0) {
     root.at(root.has("n_embd") ? "n_head" : "num_attention_heads")
         .fail("a divisor of the hidden size " + std::to_string(c.hidden_size));
   }
   if (c.num_heads % c.num_kv_heads != 0) {
     root.at("num_key_value_heads")
         .fail("a divisor of num_attention_heads " + std::to_string(c.num_heads));
-  }
-  // Attention shapes are derived from hidden_size / num_heads; a wider explicit head_dim
-  // (Qwen3's 128 at hidden 2048 x 32 heads) would change every attention tensor.
-  if (has_non_null(root, "head_dim") && root.integer("head_dim") != c.head_dim()) {
-    root.at("head_dim").fail("hidden_size / num_attention_heads (" + std::to_string(c.head_dim()) +
-                             "); other head widths are not modeled");
   }
   return c;
 }

@@ -3,6 +3,7 @@
 // GPT-NeoX and GPT-2/GPT-3 field names accepted as they are), dense or Mixture-of-Experts
 // (Mixtral, Qwen2-MoE, Qwen3-MoE field names).
 #include <string>
+#include <vector>
 
 namespace hetsim {
 
@@ -31,7 +32,20 @@ struct TransformerConfig {
   bool tied_embeddings = false;
   bool linear_bias = false;   // GEMMs carry biases (GPT-2/GPT-3, GPT-NeoX); Llama has none
   int learned_positions = 0;  // rows of a learned position embedding (GPT-2/GPT-3); 0 = rotary
-  int head_dim() const { return hidden_size / num_heads; }
+  // GPT-NeoX's use_parallel_residual: x + attention(norm1(x)) + mlp(norm2(x)), one residual add.
+  bool parallel_residual = false;
+  int head_size = 0;          // an explicit "head_dim"; 0: hidden_size / num_heads
+  // Sliding-window attention (Mistral, Qwen2 "sliding_window"): each query attends to at most
+  // this many keys; 0: the whole sequence.
+  int sliding_window = 0;
+  // Config fields that would change the cost but that hetsim does not model, each as
+  // "key: why": reported to the caller, never silently dropped.
+  std::vector<std::string> ignored_fields;
+  int head_dim() const { return head_size > 0 ? head_size : hidden_size / num_heads; }
+  // Keys attended to per query: the window, or the whole sequence of `seq_length`.
+  double attended_keys(double seq_length) const {
+    return sliding_window > 0 && sliding_window < seq_length ? sliding_window : seq_length;
+  }
   bool is_moe() const { return num_experts > 0; }
   // Parameters of one transformer layer, of the input embedding and of the LM head.
   double layer_params() const;
@@ -55,10 +69,11 @@ struct TransformerConfig {
   double active_params() const;
 };
 
-// Reads a config.json. Unknown keys are accepted (HuggingFace configs carry many); missing or
-// ill-typed required fields, and MoE shapes hetsim cannot model (top-k above the expert count,
-// dense layers mixed with MoE ones, DeepSeek's n_routed_experts), are InputErrors naming the
-// JSON path.
+// Reads a config.json. Keys that do not change the cost (token ids, initializer ranges, epsilons,
+// RoPE bases...) are accepted; any other key hetsim does not model is listed in
+// `ignored_fields`. Missing or ill-typed required fields, and shapes hetsim cannot model (top-k
+// above the expert count, dense layers mixed with MoE ones, DeepSeek's n_routed_experts, sliding-
+// window layers mixed with full ones), are InputErrors naming the JSON path.
 TransformerConfig load_transformer_config(const std::string& path);
 
 }  // namespace hetsim

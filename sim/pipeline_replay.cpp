@@ -310,8 +310,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     switch (kind) {
       case OpKind::kForward: return cost.forward_s;
       case OpKind::kBackward:
-        return t_.split_backward ? cost.backward_input_s + cost.recompute_s
-                                 : cost.backward_input_s + cost.backward_weight_s + cost.recompute_s;
+        return t_.split_backward ? cost.backward_input_s + cost.recompute_s : cost.fused_backward_s();
       case OpKind::kWeight: return cost.backward_weight_s;
     }
     return 0;
@@ -352,6 +351,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
     const ChunkCost& cost = in_.costs[worker][op.chunk];
     if (op.kind == OpKind::kForward) change_activations(worker, activation_change(cost, op.kind));
+    // A recomputing B re-materializes one layer's activations while it runs.
+    if (op.kind == OpKind::kBackward) change_activations(worker, cost.backward_transient_bytes);
     if (!offload_.empty()) {
       for (const ScheduledOp& activation : offload_.reload_at[rank][state.next_op])
         state.reload.queue.push_back(activation);
@@ -458,7 +459,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
       case OpKind::kBackward:
         f |= kBackwardDone;
         // Split backward keeps what W needs (the GEMM inputs) until W runs.
-        change_activations(worker, -activation_change(cost, OpKind::kBackward));
+        change_activations(worker, -activation_change(cost, OpKind::kBackward) -
+                                       cost.backward_transient_bytes);
         if (const int previous = previous_stage_of(op.microbatch, stage); previous >= 0)
           send(worker, replica, previous, op.microbatch, TransferKind::kGradient, cost);
         break;

@@ -195,7 +195,9 @@ ChunkCost per_segment(ChunkCost cost, int segments) {
   if (segments <= 1) return cost;
   const double k = segments;
   for (double* field : {&cost.forward_s, &cost.backward_input_s, &cost.backward_weight_s,
-                        &cost.recompute_s, &cost.tp_comm_forward_s, &cost.tp_comm_backward_s,
+                        &cost.recompute_s, &cost.backward_overlap_s, &cost.tp_comm_forward_s,
+                        &cost.tp_comm_backward_s, &cost.tp_bytes_forward, &cost.tp_bytes_backward,
+                        &cost.backward_transient_bytes,
                         &cost.forward_flops, &cost.backward_input_flops, &cost.backward_weight_flops,
                         &cost.recompute_flops, &cost.activation_bytes, &cost.weight_grad_bytes,
                         &cost.output_bytes})
@@ -278,7 +280,7 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
       timetable, timetable.split_backward ? ActivationRelease::kAtWeight : ActivationRelease::kAtBackward);
   const double segments = timetable.sequence_splits;
   const auto seconds = [](const ChunkCost& c) {
-    return c.forward_s + c.backward_input_s + c.backward_weight_s + c.recompute_s;
+    return c.forward_s + c.fused_backward_s();
   };
   std::vector<PartitionStage> stages;
   // Costs depend on the GPU type and on whether the stage holds the embedding / LM head.

@@ -91,3 +91,25 @@ TEST_CASE("static memory: 2 + 4 + 12 bytes/param, optimizer sharded over dp (Meg
   CHECK(m.gradients_bytes == 4e9);
   CHECK(rel(m.total(), (6 + 12.0 / 8) * p) < 1e-12);  // 6 + 12/d bytes per parameter
 }
+
+TEST_CASE("recomputed layer's transient bytes: Korthikanti Table 2's full layer minus what recompute keeps") {
+  // GPT-3 175B, b=1, s=2048, t=8. Full recompute keeps 2sbh (2sbh/t with SP); the recomputed
+  // layer holds sbh(10 + 24/t + 5as/(ht)) (sbh(34/t + 5as/(ht)) with SP). Selective keeps all but
+  // the attention core's 5as^2b/t, which the recomputation brings back.
+  const auto m = gpt3();
+  hetsim::ParallelPlan plan;
+  plan.tp = 8;
+  plan.seq_length = 2048;
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8, sbh = s * b * h;
+  plan.recompute = hetsim::Recompute::kFull;
+  const double full = sbh * (10 + 24 / t + 5 * a * s / (h * t)) - 2 * sbh;
+  MESSAGE("full, TP: expected " << full << " B, actual " << hetsim::layer_recompute_transient_bytes(m, plan) << " B");
+  CHECK(rel(hetsim::layer_recompute_transient_bytes(m, plan), full) < 1e-12);
+  plan.sequence_parallel = true;
+  const double full_sp = sbh * (34 / t + 5 * a * s / (h * t)) - 2 * sbh / t;
+  CHECK(rel(hetsim::layer_recompute_transient_bytes(m, plan), full_sp) < 1e-12);
+  plan.recompute = hetsim::Recompute::kSelective;
+  CHECK(rel(hetsim::layer_recompute_transient_bytes(m, plan), 5 * a * s * s * b / t) < 1e-12);
+  plan.recompute = hetsim::Recompute::kNone;
+  CHECK(hetsim::layer_recompute_transient_bytes(m, plan) == 0.0);
+}

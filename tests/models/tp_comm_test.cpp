@@ -1,18 +1,43 @@
-// Tensor-parallel collective time inside cost_chunk against the ring formulas:
-// all-reduce 2(t-1)/t * S/B + 2(t-1)L; all-gather / reduce-scatter (t-1)/t * S/B + (t-1)L,
-// S = b*s*h*2 bytes; Megatron: 2 all-reduces per layer forward and 2 backward without SP,
-// 2 all-gather + reduce-scatter pairs each way with SP.
+// Tensor-parallel collectives inside cost_chunk, as Megatron-LM issues them (Korthikanti et al.
+// 2022, section 4.2.2; megatron/core/tensor_parallel/layers.py,
+// LinearWithGradAccumulationAndAsyncCommunication). Ring formulas: all-reduce
+// 2(t-1)/t * S/B + 2(t-1)L, all-gather / reduce-scatter (t-1)/t * S/B + (t-1)L, S = b*s*h*2 bytes.
+// Per layer, without SP: forward 2 all-reduces (exposed); backward 2 all-reduces of the
+// column-parallel input gradients, each beside that GEMM's wgrad. With SP: forward 2 all-gathers
+// + 2 reduce-scatters (exposed); backward 2 all-gathers of the output gradients (exposed), 2
+// all-gathers again of the saved input shards beside the QKV / MLP-up dgrads (the "extra
+// all-gather" of section 4.2.2), 2 reduce-scatters beside their wgrads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "models/chunk_cost.hpp"
+#include "models/layer_ops.hpp"
+#include "models/roofline.hpp"
 #include "models/tp_collectives.hpp"
 #include "model_test_support.hpp"
 
 namespace {
 using hetsim::test::rel;
 using hetsim::test::unit_gpu;
+
+hetsim::TransformerConfig llama2_7b() {
+  return hetsim::load_transformer_config(hetsim::test::config_path("llama-2-7b"));
+}
+
+// The roofline time of one pass of the named op of a layer.
+double op_seconds(const hetsim::TransformerConfig& m, const hetsim::ParallelPlan& plan,
+                  const std::string& name, bool weight_pass) {
+  for (const auto& op : hetsim::transformer_layer_ops(m, plan)) {
+    if (op.name != name) continue;
+    return hetsim::kernel_time(op.kind, weight_pass ? op.backward_weight : op.backward_input,
+                               unit_gpu(), plan.dtype);
+  }
+  FAIL("no op " << name);
+  return 0;
+}
 }  // namespace
 
 TEST_CASE("ring formulas") {
@@ -22,24 +47,66 @@ TEST_CASE("ring formulas") {
   CHECK(hetsim::ring_reduce_scatter_s(1e9, 1, l) == 0.0);
 }
 
-TEST_CASE("cost_chunk's TP communication equals the per-layer ring collectives") {
-  const auto m = hetsim::load_transformer_config(std::string(HETSIM_SOURCE_DIR) + "/models/configs/llama-2-7b.json");
+TEST_CASE("per-layer TP volume: 4(t-1)/t S each way without SP; 4 and 6 (t-1)/t S with SP") {
+  // Bytes one GPU sends: all-reduce 2(t-1)/t S, all-gather / reduce-scatter (t-1)/t S.
+  const auto m = llama2_7b();
   hetsim::ParallelPlan plan;
   plan.tp = 8;
   plan.seq_length = 4096;
   plan.micro_batch_size = 2;
   const hetsim::TensorParallelLinks links{300e9, 3e-6};
-  const double S = 2.0 * 2 * 4096 * 4096, t = 8, B = 300e9, L = 3e-6, layers = 4;
+  const double S = 2.0 * 2 * 4096 * 4096, t = 8, layers = 4, unit = (t - 1) / t * S;
   const auto c = hetsim::cost_chunk(m, plan, unit_gpu(), {4, 4, false, false}, links);
-  const double ar = 2 * (t - 1) / t * S / B + 2 * (t - 1) * L;
-  MESSAGE("no SP: expected " << layers * 2 * ar << " s, actual " << c.tp_comm_forward_s << " s");
-  CHECK(rel(c.tp_comm_forward_s, layers * 2 * ar) < 1e-9);
-  CHECK(rel(c.tp_comm_backward_s, layers * 2 * ar) < 1e-9);
+  MESSAGE("no SP: forward expected " << layers * 4 * unit << " B, actual " << c.tp_bytes_forward
+                                     << " B; backward expected " << layers * 4 * unit
+                                     << " B, actual " << c.tp_bytes_backward << " B");
+  CHECK(rel(c.tp_bytes_forward, layers * 4 * unit) < 1e-12);
+  CHECK(rel(c.tp_bytes_backward, layers * 4 * unit) < 1e-12);
   plan.sequence_parallel = true;
   const auto sp = hetsim::cost_chunk(m, plan, unit_gpu(), {4, 4, false, false}, links);
-  const double ag = (t - 1) / t * S / B + (t - 1) * L;
-  CHECK(rel(sp.tp_comm_forward_s, layers * 2 * 2 * ag) < 1e-9);
-  CHECK(rel(sp.tp_comm_backward_s, layers * 2 * 2 * ag) < 1e-9);
-  CHECK(c.forward_s > c.tp_comm_forward_s);
+  MESSAGE("SP: forward expected " << layers * 4 * unit << " B, actual " << sp.tp_bytes_forward
+                                  << " B; backward expected " << layers * 6 * unit
+                                  << " B, actual " << sp.tp_bytes_backward << " B");
+  CHECK(rel(sp.tp_bytes_forward, layers * 4 * unit) < 1e-12);
+  CHECK(rel(sp.tp_bytes_backward, layers * 6 * unit) < 1e-12);
   CHECK(c.output_bytes == S);
+}
+
+TEST_CASE("TP time: exposed forward, all-gathers beside dgrads, input-gradient collectives beside wgrads") {
+  // Unit GPU (1 PFLOP/s bf16): the QKV dgrad (0.10 ms) is shorter than an all-gather of S (0.20
+  // ms at 300 GB/s), so the SP re-gather shows for the difference; the wgrads hide what they can.
+  const auto m = llama2_7b();
+  hetsim::ParallelPlan plan;
+  plan.tp = 8;
+  plan.seq_length = 4096;
+  plan.micro_batch_size = 2;
+  const hetsim::TensorParallelLinks links{300e9, 3e-6};
+  const double S = 2.0 * 2 * 4096 * 4096, t = 8, B = 300e9, L = 3e-6;
+  const double ar = 2 * (t - 1) / t * S / B + 2 * (t - 1) * L;
+  const double ag = (t - 1) / t * S / B + (t - 1) * L;
+  const auto c = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
+  const double qkv_w = op_seconds(m, plan, "qkv_proj", true);
+  const double up_w = op_seconds(m, plan, "mlp_gate_up_proj", true);
+  MESSAGE("no SP: forward expected " << 2 * ar << " s, actual " << c.tp_comm_forward_s << " s");
+  CHECK(rel(c.tp_comm_forward_s, 2 * ar) < 1e-12);
+  CHECK(rel(c.tp_comm_backward_s, 2 * ar) < 1e-12);  // B's wait when W is split off
+  const double hidden = std::min(ar, qkv_w) + std::min(ar, up_w);
+  MESSAGE("no SP: hidden beside the wgrads expected " << hidden << " s, actual "
+                                                      << c.backward_overlap_s << " s");
+  CHECK(rel(c.backward_overlap_s, hidden) < 1e-12);
+  CHECK(rel(c.fused_backward_s(), c.backward_input_s + c.backward_weight_s - hidden) < 1e-12);
+
+  plan.sequence_parallel = true;
+  const auto sp = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
+  const double qkv_b = op_seconds(m, plan, "qkv_proj", false);
+  const double up_b = op_seconds(m, plan, "mlp_gate_up_proj", false);
+  const double regather = std::max(0.0, ag - qkv_b) + std::max(0.0, ag - up_b);
+  const double expected_b = 2 * ag + regather + 2 * ag;
+  MESSAGE("SP: forward expected " << 4 * ag << " s, actual " << sp.tp_comm_forward_s << " s");
+  CHECK(rel(sp.tp_comm_forward_s, 4 * ag) < 1e-12);
+  MESSAGE("SP: backward expected " << expected_b << " s (re-gathers showing " << regather
+                                   << " s), actual " << sp.tp_comm_backward_s << " s");
+  CHECK(regather > 0);
+  CHECK(rel(sp.tp_comm_backward_s, expected_b) < 1e-12);
+  CHECK(rel(sp.backward_overlap_s, std::min(ag, qkv_w) + std::min(ag, up_w)) < 1e-12);
 }
