@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -129,4 +130,21 @@ TEST_CASE("an unknown option is refused with a non-zero exit") {
   const Outcome o = run_hetsim("run --tensor-parallel 4", scratch.path);
   CHECK(o.exit_code != 0);
   CHECK(o.err.find("--tensor-parallel") != std::string::npos);
+}
+
+TEST_CASE("validate takes a FILE or --suite, and --json only with --suite") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"validate", "hetsim: error: validate: got no FILE; expected a FILE to check or --suite\n"},
+      {"validate c.json --suite",
+       "hetsim: error: validate: got FILE \"c.json\" and --suite; expected one of them\n"},
+      {"validate c.json --json", "hetsim: error: validate: --json goes with --suite; expected --suite --json\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    Scratch scratch;
+    const Outcome o = run_hetsim(args, scratch.path);
+    CHECK(o.exit_code == 1);
+    CHECK(o.out.empty());
+    CHECK(o.err == message);
+  }
 }

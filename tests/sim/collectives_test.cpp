@@ -40,7 +40,7 @@ void check_exact(double actual, double expected, const char* what) {
   CHECK(std::abs(actual - expected) / expected < 1e-9);
 }
 
-constexpr double kNvlink = 450e9, kNvlinkLatency = 8e-6;  // dgx-h100-4node.json intra_node
+constexpr double kNvlink = 370e9, kNvlinkLatency = 8e-6;  // dgx-h100-4node.json intra_node
 constexpr double kNic = 50e9, kNicLatency = 24e-6;         // 400 Gbit/s NDR, nic.latency_us
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
@@ -100,7 +100,7 @@ TEST_CASE("all-to-all inside a node: each GPU's NVLink carries its n-1 messages 
 
 TEST_CASE("nccl-tests bus bandwidth: 1 GiB ring all-reduce reaches the link it is bound by") {
   // nccl-tests doc/PERFORMANCE.md: busbw = S/t * 2(n-1)/n. Within a node the bound is NVLink
-  // (450 GB/s); across 4 nodes the ring crosses NICs (50 GB/s). Done-when: within 5%.
+  // (370 GB/s, the file's achievable figure); across 4 nodes the ring crosses NICs (50 GB/s). Done-when: within 5%.
   for (const auto& [n, bound] : {std::pair{8, kNvlink}, std::pair{32, kNic}}) {
     const double t = flow_s(CollectiveOp::kAllReduce, CollectiveAlgo::kRing, first_gpus(n), kGiB);
     const double busbw = kGiB / t * bus_bandwidth_factor(CollectiveOp::kAllReduce, n);
