@@ -184,7 +184,7 @@ std::vector<int> site_components(std::size_t site_count, const std::vector<WanLi
 
 }  // namespace
 
-Cluster load_cluster(const std::string& path, const std::vector<std::string>& known_gpu_types) {
+ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::string>& known_gpu_types) {
   const nlohmann::json document = read_json_file(path);
   const JsonInput root(document, path);
   root.reject_unknown_keys({"name", "description", "source", "sites", "wan_links", "wan_routing"});
@@ -238,7 +238,11 @@ Cluster load_cluster(const std::string& path, const std::vector<std::string>& kn
                        "every pair of GPUs)");
     }
   }
-  return build_cluster(spec);
+  return spec;
+}
+
+Cluster load_cluster(const std::string& path, const std::vector<std::string>& known_gpu_types) {
+  return build_cluster(load_cluster_spec(path, known_gpu_types));
 }
 
 }  // namespace hetsim

@@ -6,8 +6,13 @@
 #include <vector>
 
 #include "topologies/cluster.hpp"
+#include "topologies/cluster_spec.hpp"
 
 namespace hetsim {
+
+// The checked plain-value description of a cluster file, for callers that vary it (a node
+// count, say) before build_cluster().
+ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::string>& known_gpu_types);
 
 Cluster load_cluster(const std::string& path, const std::vector<std::string>& known_gpu_types);
 

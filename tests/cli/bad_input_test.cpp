@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -191,4 +192,21 @@ TEST_CASE("a GPU without the run's dtype names the GPU, the dtype and the flag t
         "GPU type a100-80gb (NVIDIA A100 SXM4 80GB) has no fp8 tensor cores; drop --fp8-format e4m3 to train "
         "it in bf16");
   CHECK(run_error("--fp8-format e5m2") == "--fp8-format: got \"e5m2\"; expected e4m3 or hybrid");
+}
+
+TEST_CASE("validate takes a FILE or --suite, and --json only with --suite") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"validate", "hetsim: error: validate: got no FILE; expected a FILE to check or --suite\n"},
+      {"validate c.json --suite",
+       "hetsim: error: validate: got FILE \"c.json\" and --suite; expected one of them\n"},
+      {"validate c.json --json", "hetsim: error: validate: --json goes with --suite; expected --suite --json\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    Scratch scratch;
+    const Outcome o = run_hetsim(args, scratch.path);
+    CHECK(o.exit_code == 1);
+    CHECK(o.out.empty());
+    CHECK(o.err == message);
+  }
 }

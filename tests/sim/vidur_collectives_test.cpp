@@ -1,12 +1,15 @@
 // The flow simulation of NCCL all-reduce and send/recv on the shipped DGX A100 clusters, held
 // against measured timings (tests/data/vidur/network/a100_dgx/*.csv: microsoft/vidur profiling
 // data, median ms by size and num_workers on a DGX A100; see tests/data/vidur/README*.md).
-// The clusters carry datasheet bandwidths (NVLink 3: 300 GB/s per direction; ConnectX-6 HDR:
-// 200 Gbit/s) and the measured small-message latencies. The table printed here is the one in
-// topologies/README.md ("Collectives against measurements"): datasheet bandwidths do not reach
-// the 10% target; the test pins what holds: at 64 MiB (bandwidth-bound) the prediction stays
-// below the measurement, as a datasheet rate is an upper bound, and the send/recv latency floor
-// matches (by construction: the clusters' latencies were taken from that file). Beside each row it
+// The clusters carry NCCL's achievable NVLink bandwidth (230 GB/s per direction, the 8-GPU
+// all-reduce busbw NVIDIA gives for A100; the datasheet says 300), the datasheet HDR NIC rate
+// (200 Gbit/s) and the measured small-message latencies. The table printed here is the one in
+// topologies/README.md ("Collectives against measurements"): the figures do not reach the 10%
+// target; the test pins what holds: at 64 MiB (bandwidth-bound) every all-reduce prediction
+// stays below the measurement, as these rates are what NCCL reaches at best; the in-node
+// send/recv of 64 MiB, bound by the NVLink figure alone, comes within 3% of the measured one; and
+// the send/recv latency floor matches (by construction: the clusters' latencies were taken from
+// that file). Beside each row it
 // prints how close any time affine in the message size (alpha + S / beta with alpha, beta >= 0, the
 // form of every ring, tree and alpha-beta model, NCCL's own tuning model per protocol included)
 // can come to the measured sizes >= 1 MiB: fitted to the series itself, not to a datasheet.
@@ -112,6 +115,7 @@ struct Summary {
   double mean_large = 0;
   double floor_error = 0;    // at the smallest size
   bool below_at_64mib = true;  // prediction < measurement at 64 MiB in every configuration
+  double in_node_error_64mib = 0;  // largest |error| at 64 MiB of the one-node configurations
   int configurations = 0;
   int beyond_any_affine = 0;   // configurations no affine time fits within 10% at >= 1 MiB
 };
@@ -147,6 +151,7 @@ Summary compare(const char* file, const char* op_name, CollectiveOp op) {
         big_m = measured_ms;
         big_p = predicted_ms;
         all.below_at_64mib = all.below_at_64mib && predicted_ms < measured_ms;
+        if (nodes == 1) all.in_node_error_64mib = std::max(all.in_node_error_64mib, std::abs(error));
       }
     }
     const double affine = best_affine_worst_error(large);
@@ -170,7 +175,7 @@ TEST_CASE("the best affine fit's worst error: exact on affine data, 1/3 on a fal
   CHECK(best_affine_worst_error({{1, 2}, {2, 1}}) == doctest::Approx(1.0 / 3).epsilon(1e-9));
 }
 
-TEST_CASE("DGX A100 all-reduce and send/recv against measurements (datasheet bandwidths)") {
+TEST_CASE("DGX A100 all-reduce and send/recv against measurements (achievable NVLink bandwidth)") {
   const Summary all_reduce = compare("all_reduce.csv", "all_reduce", CollectiveOp::kAllReduce);
   const Summary send_recv = compare("send_recv.csv", "send_recv", CollectiveOp::kSend);
   std::printf("  all_reduce: worst |error| >= 1 MiB %.0f%%, small-message floor worst %.0f%%\n",
@@ -179,9 +184,11 @@ TEST_CASE("DGX A100 all-reduce and send/recv against measurements (datasheet ban
               100 * send_recv.worst_large, 100 * send_recv.floor_error);
   CHECK(all_reduce.configurations == 7);
   CHECK(send_recv.configurations == 2);
-  // Datasheet rates are upper bounds: in the bandwidth-bound regime NCCL never beats them.
+  // NCCL's best all-reduce rates bound the measured ones in the bandwidth-bound regime.
   CHECK(all_reduce.below_at_64mib);
-  CHECK(send_recv.below_at_64mib);
+  // 64 MiB between two GPUs of a node: 0.300 ms predicted at 230 GB/s against 0.294 ms measured.
+  std::printf("  send_recv in one node at 64 MiB: |error| %.1f%%\n", 100 * send_recv.in_node_error_64mib);
+  CHECK(send_recv.in_node_error_64mib < 0.03);
   CHECK(send_recv.floor_error < 0.25);
   // The measured times themselves keep any affine model from 10% at every size >= 1 MiB in
   // five of the nine configurations (e.g. 4 workers on 2 nodes: 8.571 ms at 32 MiB, 8.490 ms at

@@ -51,9 +51,9 @@ TEST_CASE("same node: up to the node switch and down, latency = intra_node.laten
   CHECK(link_names(cluster, route) ==
         std::vector<std::string>{"dc-a/dgx0/gpu1->switch", "dc-a/dgx0/switch->gpu6"});
   for (const LinkId id : route) CHECK(cluster.links()[id].link_class == LinkClass::kIntraNode);
-  // The DGX H100 file sets intra_node.latency_us = 8 and 450 GB/s per direction.
+  // The DGX H100 file sets intra_node.latency_us = 8 and 370 GB/s per direction.
   CHECK(close(8e-6, cluster.route_latency_s(1, 6)));
-  CHECK(cluster.route_bottleneck_bandwidth_bytes_per_s(1, 6) == 450e9);
+  CHECK(cluster.route_bottleneck_bandwidth_bytes_per_s(1, 6) == 370e9);
   CHECK(cluster.route(5, 5).empty());
 }
 

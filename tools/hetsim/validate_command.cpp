@@ -1,4 +1,5 @@
 // `hetsim validate FILE`: checks a cluster, model, timetable or trace file and says what it is.
+// `hetsim validate --suite`: the published runs of tools/hetsim/validation_suite.hpp, simulated.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "schedules/validator.hpp"
 #include "tools/hetsim/commands.hpp"
 #include "tools/hetsim/shipped_paths.hpp"
+#include "tools/hetsim/validation_suite.hpp"
 #include "topologies/cluster_loader.hpp"
 #include "traces/trace_validator.hpp"
 
@@ -64,16 +66,43 @@ void validate_file(const std::string& path) {
   }
 }
 
+struct ValidateArgs {
+  std::string path;
+  bool suite = false;
+  bool json = false;
+};
+
+void run_suite(bool json) {
+  const validation::SuiteResult result = validation::run_suite(data_directory());
+  if (json)
+    fmt::print("{}\n", validation::suite_json(result).dump(2));
+  else
+    fmt::print("{}", validation::suite_table(result));
+}
+
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
-  auto path = std::make_shared<std::string>();
+  auto args = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Check a cluster, model config, timetable or Chrome trace file (for traces: the rules "
-      "Perfetto's JSON importer applies).\nExample: hetsim validate run.json");
-  cmd->add_option("file", *path, "the file to check")->required();
-  cmd->callback([path] { validate_file(*path); });
+      "Perfetto's JSON importer applies), or with --suite simulate the published Megatron-LM runs "
+      "on Selene and print measured against simulated figures.\nExample: hetsim validate run.json\n"
+      "         hetsim validate --suite --json");
+  cmd->add_option("file", args->path, "the file to check");
+  cmd->add_flag("--suite", args->suite,
+                "run the validation suite (Narayanan et al. 2021, Korthikanti et al. 2022) instead of "
+                "checking a file");
+  cmd->add_flag("--json", args->json, "with --suite: print the suite's cases and errors as JSON");
+  cmd->callback([args] {
+    if (args->suite && !args->path.empty())
+      throw Error("validate: got FILE \"" + args->path + "\" and --suite; expected one of them");
+    if (args->json && !args->suite) throw Error("validate: --json goes with --suite; expected --suite --json");
+    if (args->suite) return run_suite(args->json);
+    if (args->path.empty()) throw Error("validate: got no FILE; expected a FILE to check or --suite");
+    validate_file(args->path);
+  });
 }
 
 }  // namespace hetsim::cli
