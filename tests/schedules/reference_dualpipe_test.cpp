@@ -28,6 +28,12 @@
 // module 0 and m/2 + k for module 1. A backward without zero bubble is our B immediately followed
 // by its W; a zero-bubble backward is B now and W at the _weight_chunk that pops it. Each
 // _forward_backward_chunk is an overlapped pair at the position of its F.
+//
+// Receives: _recv_forward(phase) posts the receive of the module's next forward input (none at
+// the first stage of a direction: module 0 on rank 0, module 1 on rank p-1), and every compute
+// call (_forward_chunk, _backward_chunk, _forward_backward_chunk, _weight_chunk) first runs
+// _commit_and_wait_comm, which waits for every receive posted so far. A forward whose receive
+// was committed by an earlier compute call is an early receive [that call's op, the forward].
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -49,31 +55,68 @@ using hetsim::ScheduledOp;
 struct RankRun {
   std::vector<ScheduledOp> ops;
   std::vector<int> pairs;
+  std::vector<hetsim::OpLink> early;
 };
 
 class DualPipeRank {
  public:
-  DualPipeRank(int p, int m, int rank) : m_(m), second_half_(rank >= p / 2) {}
+  DualPipeRank(int p, int m, int rank)
+      : m_(m), second_half_(rank >= p / 2), remote_input_{rank > 0, rank < p - 1} {}
 
-  void forward_chunk(int phase) { forward_compute(phase); }
-  void backward_chunk(int phase, bool enable_zb = false) { backward_compute(phase, enable_zb); }
-  void forward_backward_chunk(int phase0, int phase1) {
+  void recv_forward(int phase) {
+    const int module = phase ^ static_cast<int>(second_half_);
+    if (remote_input_[module]) posted_.push_back({module, -1});
+  }
+  void forward_chunk(int phase, bool recv = true) {
+    if (recv) recv_forward(phase);
+    commit();
+    forward_compute(phase);
+  }
+  void backward_chunk(int phase, bool enable_zb = false) {
+    commit();
+    backward_compute(phase, enable_zb);
+  }
+  void forward_backward_chunk(int phase0, int phase1, bool recv0 = true) {
+    if (recv0) recv_forward(phase0);
+    commit();
     run_.pairs.push_back(static_cast<int>(run_.ops.size()));
     forward_compute(phase0);
     backward_compute(phase1, false);
   }
   void weight_chunk() {
+    commit();
     REQUIRE_MESSAGE(!store_.empty(), "Pop empty queue.");
     for (const ScheduledOp& op : store_.front()) run_.ops.push_back(op);
     store_.pop_front();
   }
   bool store_empty() const { return store_.empty(); }
-  RankRun take() { return std::move(run_); }
+  RankRun take() {
+    std::sort(run_.early.begin(), run_.early.end(),
+              [](const hetsim::OpLink& a, const hetsim::OpLink& b) {
+                return a.first < b.first;
+              });
+    return std::move(run_);
+  }
 
  private:
+  struct Posted {
+    int module;
+    int committed_at;  // position of the op whose commit waited for it; -1: not yet
+  };
+  void commit() {
+    for (Posted& r : posted_)
+      if (r.committed_at < 0) r.committed_at = static_cast<int>(run_.ops.size());
+  }
   int microbatch(int module, int k) const { return module == 0 ? k : m_ / 2 + k; }
   void forward_compute(int phase) {
     const int module = phase ^ static_cast<int>(second_half_);
+    const auto it = std::find_if(posted_.begin(), posted_.end(),
+                                 [&](const Posted& r) { return r.module == module; });
+    if (it != posted_.end()) {
+      if (it->committed_at < static_cast<int>(run_.ops.size()))
+        run_.early.push_back({it->committed_at, static_cast<int>(run_.ops.size())});
+      posted_.erase(it);
+    }
     const int k = f_count_[module]++;
     REQUIRE(k < m_ / 2);
     run_.ops.push_back({OpKind::kForward, microbatch(module, k), module});
@@ -93,6 +136,8 @@ class DualPipeRank {
 
   int m_;
   bool second_half_;
+  bool remote_input_[2];  // whether module 0 / 1's forward input comes from another rank
+  std::vector<Posted> posted_;
   int f_count_[2] = {0, 0};
   int b_count_[2] = {0, 0};
   std::deque<std::vector<ScheduledOp>> store_;
@@ -112,21 +157,24 @@ std::optional<std::vector<RankRun>> dualpipe_step(int p, int m) {
     DualPipeRank r(p, m, rank);
 
     for (int i = 0; i < (num_half_ranks - half_rank - 1) * 2; ++i) r.forward_chunk(0);
+    r.recv_forward(0);
     for (int i = 0; i < half_rank + 1; ++i) {
-      r.forward_chunk(0);
+      r.forward_chunk(0, false);
+      r.recv_forward(0);
       r.forward_chunk(1);
     }
     for (int i = 0; i < num_half_ranks - half_rank - 1; ++i) {
       r.backward_chunk(1, true);
+      r.recv_forward(1);
       r.weight_chunk();
-      r.forward_chunk(1);
+      r.forward_chunk(1, false);
     }
     for (int i = 0; i < half_num_chunks - p + half_rank + 1; ++i) {
       if (i == 0 && is_middle_rank) {
-        r.forward_chunk(0);
+        r.forward_chunk(0, false);
         r.backward_chunk(1);
       } else {
-        r.forward_backward_chunk(0, 1);
+        r.forward_backward_chunk(0, 1, i > 0);
       }
       r.forward_backward_chunk(1, 0);
     }
@@ -192,6 +240,7 @@ TEST_CASE("make_dualpipe equals DeepSeek's DualPipe.step() per-rank order over t
         CAPTURE(rank);
         REQUIRE(t.ops[rank] == (*expected)[rank].ops);
         REQUIRE(t.overlapped_pairs[rank] == (*expected)[rank].pairs);
+        REQUIRE(t.early_receives[rank] == (*expected)[rank].early);
       }
     }
   // Accepted: even p, even m in [2p, 4p] (3 + 5 + 7 + 9 + 11); the other 185 of 220 rejected.
@@ -210,6 +259,7 @@ TEST_CASE("dualpipe oracle orders are runnable") {
       for (int rank = 0; rank < p; ++rank) {
         t.ops[rank] = (*runs)[rank].ops;
         t.overlapped_pairs[rank] = (*runs)[rank].pairs;
+        t.early_receives[rank] = (*runs)[rank].early;
       }
       REQUIRE_NOTHROW(hetsim::validate(t));
     }

@@ -26,8 +26,15 @@
 // A backward without zero bubble is B followed at once by its W; a zero-bubble backward is B now
 // and W at the _weight_chunk that pops it. Each _forward_backward_chunk is an overlapped pair at
 // the position of its F.
+//
+// Receives: _recv_forward(phase) posts the receive of the module's next forward input (none for
+// module 0 on rank 0, where inputs enter, nor for module 1 on rank p-1, fed by its own module 0),
+// and every compute call first runs _commit_and_wait_comm, which waits for every receive posted
+// so far. A forward whose receive was committed by an earlier compute call is an early receive
+// [that call's op, the forward].
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <optional>
 #include <utility>
@@ -46,29 +53,64 @@ using hetsim::ScheduledOp;
 struct RankRun {
   std::vector<ScheduledOp> ops;
   std::vector<int> pairs;
+  std::vector<hetsim::OpLink> early;
 };
 
 class DualPipeVRank {
  public:
-  explicit DualPipeVRank(int m) : m_(m) {}
+  DualPipeVRank(int p, int m, int rank) : m_(m), remote_input_{rank > 0, rank < p - 1} {}
 
-  void forward_chunk(int phase) { forward_compute(phase); }
-  void backward_chunk(int phase, bool enable_zb = false) { backward_compute(phase, enable_zb); }
-  void forward_backward_chunk(int phase0, int phase1) {
+  void recv_forward(int phase) {
+    if (remote_input_[phase]) posted_.push_back({phase, -1});
+  }
+  void forward_chunk(int phase, bool recv = true) {
+    if (recv) recv_forward(phase);
+    commit();
+    forward_compute(phase);
+  }
+  void backward_chunk(int phase, bool enable_zb = false) {
+    commit();
+    backward_compute(phase, enable_zb);
+  }
+  void forward_backward_chunk(int phase0, int phase1, bool recv0 = true) {
+    if (recv0) recv_forward(phase0);
+    commit();
     run_.pairs.push_back(static_cast<int>(run_.ops.size()));
     forward_compute(phase0);
     backward_compute(phase1, false);
   }
   void weight_chunk() {
+    commit();
     REQUIRE_MESSAGE(!store_.empty(), "Pop empty queue.");
     for (const ScheduledOp& op : store_.front()) run_.ops.push_back(op);
     store_.pop_front();
   }
   bool store_empty() const { return store_.empty(); }
-  RankRun take() { return std::move(run_); }
+  RankRun take() {
+    std::sort(run_.early.begin(), run_.early.end(),
+              [](const hetsim::OpLink& a, const hetsim::OpLink& b) {
+                return a.first < b.first;
+              });
+    return std::move(run_);
+  }
 
  private:
+  struct Posted {
+    int module;
+    int committed_at;  // position of the op whose commit waited for it; -1: not yet
+  };
+  void commit() {
+    for (Posted& r : posted_)
+      if (r.committed_at < 0) r.committed_at = static_cast<int>(run_.ops.size());
+  }
   void forward_compute(int phase) {
+    const auto it = std::find_if(posted_.begin(), posted_.end(),
+                                 [&](const Posted& r) { return r.module == phase; });
+    if (it != posted_.end()) {
+      if (it->committed_at < static_cast<int>(run_.ops.size()))
+        run_.early.push_back({it->committed_at, static_cast<int>(run_.ops.size())});
+      posted_.erase(it);
+    }
     const int k = f_count_[phase]++;
     REQUIRE(k < m_);
     run_.ops.push_back({OpKind::kForward, k, phase});
@@ -85,6 +127,8 @@ class DualPipeVRank {
   }
 
   int m_;
+  bool remote_input_[2];  // whether module 0 / 1's forward input comes from another rank
+  std::vector<Posted> posted_;
   int f_count_[2] = {0, 0};
   int b_count_[2] = {0, 0};
   std::deque<std::vector<ScheduledOp>> store_;
@@ -97,24 +141,27 @@ std::optional<std::vector<RankRun>> dualpipev_step(int p, int m) {
   std::vector<RankRun> out;
   for (int rank = 0; rank < p; ++rank) {
     const bool is_last_rank = rank == p - 1;
-    DualPipeVRank r(m);
+    DualPipeVRank r(p, m, rank);
 
     for (int i = 0; i < (p - rank - 1) * 2; ++i) r.forward_chunk(0);
+    r.recv_forward(0);
     for (int i = 0; i < rank + 1; ++i) {
-      r.forward_chunk(0);
+      r.forward_chunk(0, false);
+      r.recv_forward(0);
       r.forward_chunk(1);
     }
     for (int i = 0; i < p - rank - 1; ++i) {
       r.backward_chunk(1, true);
+      r.recv_forward(1);
       r.weight_chunk();
-      r.forward_chunk(1);
+      r.forward_chunk(1, false);
     }
     for (int i = 0; i < m - 2 * p + rank + 1; ++i) {
       if (i == 0 && is_last_rank) {
-        r.forward_chunk(0);
+        r.forward_chunk(0, false);
         r.backward_chunk(1);
       } else {
-        r.forward_backward_chunk(0, 1);
+        r.forward_backward_chunk(0, 1, i > 0);
       }
       r.forward_backward_chunk(1, 0);
     }
@@ -172,6 +219,7 @@ TEST_CASE("make_dualpipe_v equals DeepSeek's DualPipeV.step() per-rank order ove
         REQUIRE(t.stage_of[rank] == std::vector<int>{rank, 2 * p - 1 - rank});
         REQUIRE(t.ops[rank] == (*expected)[rank].ops);
         REQUIRE(t.overlapped_pairs[rank] == (*expected)[rank].pairs);
+        REQUIRE(t.early_receives[rank] == (*expected)[rank].early);
       }
     }
   // Accepted: m in [2p, 4p], 2p+1 values per p; rejected: m < 2p, 2p-1 values per p.
@@ -190,6 +238,7 @@ TEST_CASE("dualpipev oracle orders are runnable") {
       for (int rank = 0; rank < p; ++rank) {
         t.ops[rank] = (*runs)[rank].ops;
         t.overlapped_pairs[rank] = (*runs)[rank].pairs;
+        t.early_receives[rank] = (*runs)[rank].early;
       }
       REQUIRE_NOTHROW(hetsim::validate(t));
     }
