@@ -32,6 +32,11 @@
 // and every compute call first runs _commit_and_wait_comm, which waits for every receive posted
 // so far. A forward whose receive was committed by an earlier compute call is an early receive
 // [that call's op, the forward].
+//
+// Sends: _send_forward / _send_backward post the module's next output (none at a direction's
+// last stage, nor where the V turns on rank p-1); an output posted after a later op ran (the
+// weight gradients of a whole backward, computed inside it; a forward held back by send=False)
+// is a late send [the op, the last op run when it was posted].
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -54,23 +59,35 @@ struct RankRun {
   std::vector<ScheduledOp> ops;
   std::vector<int> pairs;
   std::vector<hetsim::OpLink> early;
+  std::vector<hetsim::OpLink> late;
 };
 
 class DualPipeVRank {
  public:
-  DualPipeVRank(int p, int m, int rank) : m_(m), remote_input_{rank > 0, rank < p - 1} {}
+  DualPipeVRank(int p, int m, int rank)
+      : m_(m), remote_input_{rank > 0, rank < p - 1}, remote_output_{rank < p - 1, rank > 0} {}
 
   void recv_forward(int phase) {
     if (remote_input_[phase]) posted_.push_back({phase, -1});
   }
-  void forward_chunk(int phase, bool recv = true) {
+  void send_forward(int phase) {
+    const int module = phase;
+    if (remote_output_[module]) post_send(f_at_[module][sent_f_[module]++]);
+  }
+  void send_backward(int phase) {
+    const int module = phase;
+    if (remote_input_[module]) post_send(b_at_[module][sent_b_[module]++]);
+  }
+  void forward_chunk(int phase, bool recv = true, bool send = true) {
     if (recv) recv_forward(phase);
     commit();
     forward_compute(phase);
+    if (send) send_forward(phase);
   }
-  void backward_chunk(int phase, bool enable_zb = false) {
+  void backward_chunk(int phase, bool enable_zb = false, bool send = true) {
     commit();
     backward_compute(phase, enable_zb);
+    if (send) send_backward(phase);
   }
   void forward_backward_chunk(int phase0, int phase1, bool recv0 = true) {
     if (recv0) recv_forward(phase0);
@@ -78,6 +95,8 @@ class DualPipeVRank {
     run_.pairs.push_back(static_cast<int>(run_.ops.size()));
     forward_compute(phase0);
     backward_compute(phase1, false);
+    send_forward(phase0);
+    send_backward(phase1);
   }
   void weight_chunk() {
     commit();
@@ -87,10 +106,9 @@ class DualPipeVRank {
   }
   bool store_empty() const { return store_.empty(); }
   RankRun take() {
-    std::sort(run_.early.begin(), run_.early.end(),
-              [](const hetsim::OpLink& a, const hetsim::OpLink& b) {
-                return a.first < b.first;
-              });
+    for (auto* links : {&run_.early, &run_.late})
+      std::sort(links->begin(), links->end(),
+                [](const hetsim::OpLink& a, const hetsim::OpLink& b) { return a.first < b.first; });
     return std::move(run_);
   }
 
@@ -99,6 +117,10 @@ class DualPipeVRank {
     int module;
     int committed_at;  // position of the op whose commit waited for it; -1: not yet
   };
+  void post_send(int position) {
+    const int last = static_cast<int>(run_.ops.size()) - 1;
+    if (last > position) run_.late.push_back({position, last});
+  }
   void commit() {
     for (Posted& r : posted_)
       if (r.committed_at < 0) r.committed_at = static_cast<int>(run_.ops.size());
@@ -113,11 +135,13 @@ class DualPipeVRank {
     }
     const int k = f_count_[phase]++;
     REQUIRE(k < m_);
+    f_at_[phase].push_back(static_cast<int>(run_.ops.size()));
     run_.ops.push_back({OpKind::kForward, k, phase});
   }
   void backward_compute(int phase, bool enable_zb) {
     const int k = b_count_[phase]++;
     REQUIRE(k < f_count_[phase]);
+    b_at_[phase].push_back(static_cast<int>(run_.ops.size()));
     run_.ops.push_back({OpKind::kBackward, k, phase});
     const ScheduledOp w{OpKind::kWeight, k, phase};
     if (enable_zb)
@@ -128,6 +152,10 @@ class DualPipeVRank {
 
   int m_;
   bool remote_input_[2];  // whether module 0 / 1's forward input comes from another rank
+  bool remote_output_[2];  // whether module 0 / 1's forward output goes to another rank
+  std::vector<int> f_at_[2], b_at_[2];  // positions of each module's forwards and backwards
+  int sent_f_[2] = {0, 0};
+  int sent_b_[2] = {0, 0};
   std::vector<Posted> posted_;
   int f_count_[2] = {0, 0};
   int b_count_[2] = {0, 0};
@@ -146,9 +174,10 @@ std::optional<std::vector<RankRun>> dualpipev_step(int p, int m) {
     for (int i = 0; i < (p - rank - 1) * 2; ++i) r.forward_chunk(0);
     r.recv_forward(0);
     for (int i = 0; i < rank + 1; ++i) {
-      r.forward_chunk(0, false);
+      r.forward_chunk(0, false, false);
       r.recv_forward(0);
-      r.forward_chunk(1);
+      r.forward_chunk(1, true, !is_last_rank || i < rank);
+      r.send_forward(0);
     }
     for (int i = 0; i < p - rank - 1; ++i) {
       r.backward_chunk(1, true);
@@ -158,8 +187,11 @@ std::optional<std::vector<RankRun>> dualpipev_step(int p, int m) {
     }
     for (int i = 0; i < m - 2 * p + rank + 1; ++i) {
       if (i == 0 && is_last_rank) {
-        r.forward_chunk(0, false);
-        r.backward_chunk(1);
+        r.forward_chunk(0, false, false);
+        r.send_forward(1);
+        r.backward_chunk(1, false, false);
+        r.send_forward(0);
+        r.send_backward(1);
       } else {
         r.forward_backward_chunk(0, 1, i > 0);
       }
@@ -220,6 +252,7 @@ TEST_CASE("make_dualpipe_v equals DeepSeek's DualPipeV.step() per-rank order ove
         REQUIRE(t.ops[rank] == (*expected)[rank].ops);
         REQUIRE(t.overlapped_pairs[rank] == (*expected)[rank].pairs);
         REQUIRE(t.early_receives[rank] == (*expected)[rank].early);
+        REQUIRE(t.late_sends[rank] == (*expected)[rank].late);
       }
     }
   // Accepted: m in [2p, 4p], 2p+1 values per p; rejected: m < 2p, 2p-1 values per p.
@@ -239,6 +272,7 @@ TEST_CASE("dualpipev oracle orders are runnable") {
         t.ops[rank] = (*runs)[rank].ops;
         t.overlapped_pairs[rank] = (*runs)[rank].pairs;
         t.early_receives[rank] = (*runs)[rank].early;
+        t.late_sends[rank] = (*runs)[rank].late;
       }
       REQUIRE_NOTHROW(hetsim::validate(t));
     }
