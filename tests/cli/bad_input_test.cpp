@@ -163,7 +163,7 @@ TEST_CASE("virtual stages without --schedule run interleaved, as Megatron-LM doe
     const Outcome o = run_hetsim("run --gbs 16 --json " + args, scratch.path);
     INFO(args << ": " << o.err);
     REQUIRE(o.exit_code == 0);
-    return nlohmann::json::parse(o.out).at("schedule").get<std::string>();
+    return nlohmann::json::parse(o.out).at("plan").at("schedule").get<std::string>();
   };
   CHECK(schedule_of("") == "1f1b");
   CHECK(schedule_of("--vpp 2") == "interleaved");
