@@ -30,10 +30,12 @@ class OpIndex {
   int stages_;
 };
 
-// The dependencies of one unit (an op, or both ops of a pair less the pair's own F -> B edge):
-// at most two per op, held inline.
+// The dependencies of one unit (an op, or both ops of a pair, whose B never needs its F),
+// and the cross-rank inputs of the ops whose receives its ops wait for (Timetable::
+// early_receives): at most two per op and two per early receive, held inline. An input from
+// another rank sent after a later op there (Timetable::late_sends) is that later op.
 struct UnitDependencies {
-  std::array<RankOp, 4> ops{};
+  std::array<RankOp, 8> ops{};
   int count = 0;
   const RankOp* begin() const { return ops.data(); }
   const RankOp* end() const { return ops.data() + count; }

@@ -49,9 +49,16 @@ Timetable make_dualpipe(int ranks, int microbatches) {
     shape.position = std::min(rank, ranks - 1 - rank);
     shape.microbatches_per_chunk = half;
     shape.flipped = rank >= ranks / 2;
+    shape.remote_input[0] = rank > 0;          // stage 0 takes the inputs
+    shape.remote_input[1] = rank < ranks - 1;  // stage p takes the reverse direction's
+    shape.remote_output[0] = rank < ranks - 1;  // stage p-1 ends the forward direction
+    shape.remote_output[1] = rank > 0;          // stage 2p-1 ends the reverse one
+    shape.middle_sends_at_once = true;
     DualPipeRankOrder order = dualpipe_rank_order(shape, microbatch_of);
     t.ops[rank] = std::move(order.ops);
     t.overlapped_pairs.push_back(std::move(order.overlapped_pairs));
+    t.early_receives.push_back(std::move(order.early_receives));
+    t.late_sends.push_back(std::move(order.late_sends));
   }
   return t;
 }

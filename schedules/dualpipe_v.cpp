@@ -31,9 +31,15 @@ Timetable make_dualpipe_v(int ranks, int microbatches) {
     shape.ranks_per_direction = ranks;
     shape.position = rank;
     shape.microbatches_per_chunk = microbatches;
+    shape.remote_input[0] = rank > 0;          // stage 0 takes the inputs
+    shape.remote_input[1] = rank < ranks - 1;  // stage p comes from stage p-1 on this rank
+    shape.remote_output[0] = rank < ranks - 1;  // stage p-1 feeds stage p on this rank
+    shape.remote_output[1] = rank > 0;          // stage 2p-1 is the last
     DualPipeRankOrder order = dualpipe_rank_order(shape, microbatch_of);
     t.ops[rank] = std::move(order.ops);
     t.overlapped_pairs.push_back(std::move(order.overlapped_pairs));
+    t.early_receives.push_back(std::move(order.early_receives));
+    t.late_sends.push_back(std::move(order.late_sends));
   }
   return t;
 }

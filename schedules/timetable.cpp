@@ -26,6 +26,18 @@ std::vector<std::vector<char>> pair_starts(const Timetable& t) {
   return starts;
 }
 
+std::vector<std::vector<int>> early_receive_targets(const Timetable& t) {
+  std::vector<std::vector<int>> targets(t.ops.size());
+  for (std::size_t rank = 0; rank < t.ops.size(); ++rank) {
+    targets[rank].assign(t.ops[rank].size(), -1);
+    if (rank < t.early_receives.size())
+      for (const OpLink& e : t.early_receives[rank])
+        if (e.first >= 0 && static_cast<std::size_t>(e.first) < targets[rank].size())
+          targets[rank][e.first] = e.second;
+  }
+  return targets;
+}
+
 std::vector<std::vector<int>> looped_stage_map(int ranks, int chunks_per_rank) {
   std::vector<std::vector<int>> map(static_cast<std::size_t>(ranks));
   for (int rank = 0; rank < ranks; ++rank) {

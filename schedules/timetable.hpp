@@ -28,6 +28,14 @@ struct RankOp {
   friend bool operator==(const RankOp&, const RankOp&) = default;
 };
 
+// Two positions in a rank's op list, first < second; what they mean depends on the list holding
+// them (Timetable::early_receives, Timetable::late_sends).
+struct OpLink {
+  int first = 0;
+  int second = 0;
+  friend bool operator==(const OpLink&, const OpLink&) = default;
+};
+
 struct Timetable {
   std::string kind;                 // generator name, e.g. "1f1b"
   int ranks = 0;                    // p
@@ -56,6 +64,19 @@ struct Timetable {
   // Empty: no overlapped units.
   std::vector<std::vector<int>> overlapped_pairs;
 
+  // Receives posted ahead of their op: [rank] -> ascending by `first`, at most one per first.
+  // DeepSeek's DualPipe step() sometimes posts the receive of a later op (a forward's input)
+  // before running an earlier one, and the `_commit_and_wait_comm` in front of that one waits
+  // for it: op `first` cannot start before the inputs that op `second` gets from other ranks
+  // have arrived. Empty: every receive is waited for by its own op.
+  std::vector<std::vector<OpLink>> early_receives;
+  // Sends posted after a later op: [rank] -> ascending by `first`, at most one per first. step()
+  // sometimes sends an op's output only after another op ran (a forward's after the next
+  // forward, a whole backward's after its weight gradients, computed in the same call): op
+  // `first`'s output reaches other ranks when op `second` is done. Empty: each op sends its
+  // output when it is done.
+  std::vector<std::vector<OpLink>> late_sends;
+
   // PipeDream weight stashing: parameter versions rank r keeps ([rank]; empty: 1 each).
   std::vector<int> weight_versions;
 
@@ -77,6 +98,10 @@ std::vector<int> path_stages(const Timetable& t, int microbatch);
 
 // [rank][position] -> 1 where an overlapped pair starts (from overlapped_pairs), else 0.
 std::vector<std::vector<char>> pair_starts(const Timetable& t);
+
+// [rank][position] -> the position whose inputs the op there also waits for (from
+// early_receives), else -1.
+std::vector<std::vector<int>> early_receive_targets(const Timetable& t);
 
 // Megatron-LM's placement: virtual stage of (rank, chunk) is chunk * ranks + rank.
 std::vector<std::vector<int>> looped_stage_map(int ranks, int chunks_per_rank);

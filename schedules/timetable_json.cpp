@@ -78,6 +78,40 @@ int read_int_in(const JsonInput& cell, long long low, long long high, const std:
   return static_cast<int>(v.get<long long>());
 }
 
+// Per-rank [i, j] position pairs (Timetable::early_receives, late_sends), written only when given.
+void write_links(nlohmann::json& j, const char* key, const std::vector<std::vector<OpLink>>& links) {
+  if (links.empty()) return;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : links) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const OpLink& e : row) entries.push_back({e.first, e.second});
+    rows.push_back(std::move(entries));
+  }
+  j[key] = std::move(rows);
+}
+
+std::vector<std::vector<OpLink>> read_links(const JsonInput& root, const char* key, int ranks,
+                                            const char* meaning) {
+  std::vector<std::vector<OpLink>> links;
+  if (!root.has(key)) return links;
+  const JsonInput rows = root.at(key);
+  if (rows.array_size() != static_cast<std::size_t>(ranks))
+    rows.fail(fmt::format("an array of {} rows of [i, j] entries, one per rank", ranks));
+  for (int rank = 0; rank < ranks; ++rank) {
+    const JsonInput row = rows.at(static_cast<std::size_t>(rank));
+    std::vector<OpLink> entries;
+    for (std::size_t i = 0; i < row.array_size(); ++i) {
+      const JsonInput entry = row.at(i);
+      if (entry.array_size() != 2)
+        entry.fail(fmt::format("[i, j]: {}, both positions >= 0", meaning));
+      entries.push_back({read_int_in(entry.at(0), 0, 1'000'000'000, "an op position >= 0"),
+                         read_int_in(entry.at(1), 0, 1'000'000'000, "an op position >= 0")});
+    }
+    links.push_back(std::move(entries));
+  }
+  return links;
+}
+
 }  // namespace
 
 nlohmann::json timetable_to_json(const Timetable& t) {
@@ -94,6 +128,8 @@ nlohmann::json timetable_to_json(const Timetable& t) {
   if (!t.paths.empty()) j["paths"] = t.paths;
   if (!t.path_of_microbatch.empty()) j["path_of_microbatch"] = t.path_of_microbatch;
   if (!t.overlapped_pairs.empty()) j["overlapped_pairs"] = t.overlapped_pairs;
+  write_links(j, "early_receives", t.early_receives);
+  write_links(j, "late_sends", t.late_sends);
   if (!t.weight_versions.empty()) j["weight_versions"] = t.weight_versions;
   nlohmann::json ops = nlohmann::json::array();
   const bool with_chunk = t.chunks_per_rank > 1;
@@ -110,7 +146,8 @@ Timetable timetable_from_json(const nlohmann::json& j, const std::string& file) 
   const JsonInput root(j, file);
   root.reject_unknown_keys({"kind", "ranks", "microbatches", "chunks_per_rank", "split_backward",
                             "stage_of", "ops", "sequence_splits", "paths", "path_of_microbatch",
-                            "overlapped_pairs", "weight_versions"});
+                            "overlapped_pairs", "early_receives", "late_sends",
+                            "weight_versions"});
   Timetable t;
   t.kind = root.string_or("kind", "custom");
   t.ranks = read_count(root, "ranks", 0);
@@ -119,7 +156,6 @@ Timetable timetable_from_json(const nlohmann::json& j, const std::string& file) 
   t.split_backward = root.boolean_or("split_backward", false);
   if (static_cast<long long>(t.ranks) * t.chunks_per_rank > 1'000'000'000)
     root.at("chunks_per_rank").fail("ranks * chunks_per_rank <= 1000000000");
-
   if (root.has("stage_of")) {
     const JsonInput rows = root.at("stage_of");
     if (rows.array_size() != static_cast<std::size_t>(t.ranks))
@@ -139,8 +175,6 @@ Timetable timetable_from_json(const nlohmann::json& j, const std::string& file) 
       }
       t.stage_of.push_back(std::move(stages));
     }
-  } else {
-    t.stage_of = looped_stage_map(t.ranks, t.chunks_per_rank);
   }
 
   t.sequence_splits = read_count(root, "sequence_splits", 1);
@@ -184,6 +218,8 @@ Timetable timetable_from_json(const nlohmann::json& j, const std::string& file) 
       t.overlapped_pairs.push_back(std::move(positions));
     }
   }
+  t.early_receives = read_links(root, "early_receives", t.ranks, "op i waits for the inputs of op j");
+  t.late_sends = read_links(root, "late_sends", t.ranks, "op i's outputs leave when op j is done");
   if (root.has("weight_versions")) {
     const JsonInput versions = root.at("weight_versions");
     if (versions.array_size() != static_cast<std::size_t>(t.ranks))
@@ -204,6 +240,28 @@ Timetable timetable_from_json(const nlohmann::json& j, const std::string& file) 
     for (std::size_t i = 0; i < n; ++i) ops.push_back(parse_op(list.at(i), t));
     t.ops.push_back(std::move(ops));
   }
+  // Every stage runs at least an F and a B of every microbatch on it, so the ops the file lists
+  // bound the stage and microbatch counts; checked before anything is sized by them (the looped
+  // placement, the validator's op index), which keeps memory proportional to the file.
+  long long listed = 0;
+  for (const auto& ops : t.ops) listed += static_cast<long long>(ops.size());
+  const long long stages = static_cast<long long>(t.ranks) * t.chunks_per_rank;
+  if (listed < 2 * stages)
+    root.at("chunks_per_rank")
+        .fail(fmt::format("at most {} with {} ranks: the ops list {} ops, and each stage runs at "
+                          "least an F and a B",
+                          listed / (2LL * t.ranks), t.ranks, listed));
+  // Without paths each microbatch visits every stage; with them, at least one.
+  const long long visited = root.has("paths") ? 1 : stages;
+  if (listed < 2 * visited * t.microbatches)
+    root.at("microbatches")
+        .fail(fmt::format("at most {}: the ops list {} ops, and each microbatch runs an F and a B "
+                          "on {}",
+                          listed / (2 * visited), listed,
+                          root.has("paths") ? std::string("at least one stage")
+                                            : fmt::format("every stage ({} here)", stages)));
+
+  if (t.stage_of.empty()) t.stage_of = looped_stage_map(t.ranks, t.chunks_per_rank);
   return t;
 }
 

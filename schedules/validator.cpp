@@ -28,6 +28,27 @@ std::string join_named(const std::vector<std::string>& names, std::size_t total)
   return out;
 }
 
+// Timetable::early_receives and late_sends: one row per rank of [i, j], i < j < the rank's op
+// count, i ascending.
+void check_links(const Timetable& t, const char* key, const std::vector<std::vector<OpLink>>& links) {
+  if (links.empty()) return;
+  if (links.size() != static_cast<std::size_t>(t.ranks))
+    throw ScheduleError(fmt::format("timetable '{}': {} has {} rows for {} ranks", t.kind, key,
+                                    links.size(), t.ranks));
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    const auto size = static_cast<long long>(t.ops[rank].size());
+    int previous = -1;
+    for (const OpLink& e : links[rank]) {
+      if (e.first <= previous || e.second <= e.first || e.second >= size)
+        throw ScheduleError(fmt::format(
+            "timetable '{}': {}[{}] has [{}, {}]; an entry is [i, j] with i < j < {} (the rank's "
+            "ops), i ascending, one per i",
+            t.kind, key, rank, e.first, e.second, size));
+      previous = e.first;
+    }
+  }
+}
+
 void check_shape(const Timetable& t) {
   const auto fail = [&](const std::string& what) {
     throw ScheduleError(fmt::format("timetable '{}': {}", t.kind, what));
@@ -96,10 +117,17 @@ void check_shape(const Timetable& t) {
                            "followed by a B",
                            rank, i, to_char(list[i].kind), list[i].microbatch,
                            to_char(list[i + 1].kind), list[i + 1].microbatch));
+        // Such a B needs this very F's output: the two cannot run as one unit.
+        if (list[i].microbatch == list[i + 1].microbatch && list[i].chunk == list[i + 1].chunk)
+          fail(fmt::format("overlapped_pairs[{}] position {} pairs F{} with B{} of the same "
+                           "chunk, its own backward; a pair's B must not need the F it runs with",
+                           rank, i, list[i].microbatch, list[i + 1].microbatch));
         previous = i;
       }
     }
   }
+  check_links(t, "early_receives", t.early_receives);
+  check_links(t, "late_sends", t.late_sends);
   if (!t.weight_versions.empty()) {
     if (t.weight_versions.size() != static_cast<std::size_t>(t.ranks))
       fail(fmt::format("weight_versions has {} entries for {} ranks", t.weight_versions.size(),

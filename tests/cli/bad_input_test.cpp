@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -49,20 +50,35 @@ struct Scratch {
   static inline int counter = 0;
 };
 
+// Runs `hetsim ARGS` in `scratch` and checks the error contract: exit 1, nothing on stdout,
+// exactly one prefixed line on stderr; returns the message.
+std::string error_of(const std::string& args, const Scratch& scratch) {
+  const Outcome o = run_hetsim(args, scratch.path);
+  CHECK(o.exit_code == 1);
+  CHECK(o.out.empty());
+  CHECK(o.err.rfind("hetsim: error: ", 0) == 0);
+  CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+  if (o.err.size() <= std::string("hetsim: error: ").size()) return o.err;
+  return o.err.substr(std::string("hetsim: error: ").size(),
+                      o.err.size() - std::string("hetsim: error: ").size() - 1);
+}
+
 // Runs `hetsim run ARGS --trace T` and checks the error contract; returns the message.
 std::string run_error(const std::string& args) {
   Scratch scratch;
   const auto trace = scratch.path / "trace.json";
-  const Outcome o = run_hetsim("run " + args + " --trace " + trace.string(), scratch.path);
-  CHECK(o.exit_code == 1);
-  CHECK(o.out.empty());
-  // Exactly one line, prefixed, and no trace (nor its temporary) left behind.
-  CHECK(o.err.rfind("hetsim: error: ", 0) == 0);
-  CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+  const std::string message = error_of("run " + args + " --trace " + trace.string(), scratch);
+  // No trace (nor its temporary) left behind.
   CHECK(std::distance(std::filesystem::directory_iterator(scratch.path),
                       std::filesystem::directory_iterator{}) == 2);  // out and err only
-  return o.err.substr(std::string("hetsim: error: ").size(),
-                      o.err.size() - std::string("hetsim: error: ").size() - 1);
+  return message;
+}
+
+// Writes `text` to NAME in `scratch`; returns its path.
+std::string write_file(const Scratch& scratch, const std::string& name, const std::string& text) {
+  const auto path = scratch.path / name;
+  std::ofstream(path) << text;
+  return path.string();
 }
 
 }  // namespace
@@ -209,4 +225,64 @@ TEST_CASE("validate takes a FILE or --suite, and --json only with --suite") {
     CHECK(o.out.empty());
     CHECK(o.err == message);
   }
+}
+
+TEST_CASE("interleaving by layers per virtual stage names a pp that does not divide the layers") {
+  // Llama-3-405B has 126 layers; 126 / 4 is not whole, whatever the chunk size.
+  CHECK(run_error("--model " + kRoot + "/models/configs/llama-3-405b.json --tp 8 --pp 4 "
+                  "--num-layers-per-virtual-pipeline-stage 1") ==
+        "--num-layers-per-virtual-pipeline-stage 1: the model's 126 layers do not divide into "
+        "--pp 4 pipeline stages; choose a pp dividing 126");
+}
+
+TEST_CASE("virtual stages without --schedule run interleaved, as Megatron-LM does") {
+  // Megatron-LM picks forward_backward_pipelining_with_interleaving whenever the model is cut
+  // into virtual stages; an explicit --schedule still wins. Default model: 32 layers, pp 2.
+  const auto schedule_of = [](const std::string& args) {
+    Scratch scratch;
+    const Outcome o = run_hetsim("run --gbs 16 --json " + args, scratch.path);
+    INFO(args << ": " << o.err);
+    REQUIRE(o.exit_code == 0);
+    return nlohmann::json::parse(o.out).at("plan").at("schedule").get<std::string>();
+  };
+  CHECK(schedule_of("") == "1f1b");
+  CHECK(schedule_of("--vpp 2") == "interleaved");
+  CHECK(schedule_of("--num-layers-per-virtual-pipeline-stage 8") == "interleaved");
+  CHECK(schedule_of("--vpp 2 --schedule bfs") == "bfs");
+}
+
+TEST_CASE("validate takes a timetable without stage_of (Megatron's looped placement)") {
+  Scratch scratch;
+  const std::string file = write_file(
+      scratch, "t.json",
+      R"({"ranks": 2, "microbatches": 2, "ops": [["F0", "F1", "B0", "B1"], ["F0", "B0", "F1", "B1"]]})");
+  const Outcome o = run_hetsim("validate " + file, scratch.path);
+  CHECK(o.exit_code == 0);
+  CHECK(o.out == file + ": valid timetable \"custom\": 2 ranks, 2 microbatches, 1 chunks per rank\n");
+}
+
+TEST_CASE("an overlapped pair of an F and its own backward is refused by validate and schedule") {
+  Scratch scratch;
+  const std::string file = write_file(
+      scratch, "t.json",
+      R"({"ranks": 1, "microbatches": 1, "stage_of": [[0]], "ops": [["F0", "B0"]], )"
+      R"("overlapped_pairs": [[0]]})");
+  const std::string expected =
+      "timetable 'custom': overlapped_pairs[0] position 0 pairs F0 with B0 of the same chunk, its "
+      "own backward; a pair's B must not need the F it runs with";
+  CHECK(error_of("validate " + file, scratch) == expected);
+  CHECK(error_of("schedule --timetable " + file, scratch) == expected);
+}
+
+TEST_CASE("a timetable declaring more microbatches than its ops can hold is refused on reading") {
+  // Each microbatch needs an F and a B on every stage: 2 ops hold one microbatch, not 3e8 (whose
+  // op index alone would take gigabytes).
+  Scratch scratch;
+  const std::string file = write_file(
+      scratch, "t.json", R"({"ranks": 1, "microbatches": 300000000, "ops": [["F0", "B0"]]})");
+  const std::string expected =
+      file + ": /microbatches: got 300000000; expected at most 1: the ops list 2 ops, and each "
+             "microbatch runs an F and a B on every stage (1 here)";
+  CHECK(error_of("validate " + file, scratch) == expected);
+  CHECK(error_of("schedule --timetable " + file, scratch) == expected);
 }

@@ -6,8 +6,10 @@
 // ranks), B is a whole backward chunk, W its weight part, F&B an overlapped pair.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include "base/error.hpp"
 #include "schedule_test_support.hpp"
@@ -93,35 +95,81 @@ TEST_CASE("dualpipe and dualpipev reject what step() asserts against") {
   CHECK_NOTHROW(hetsim::make_dualpipe_v(3, 6));  // DualPipeV takes an odd p
 }
 
+namespace {
+
+// Per-rank idle time over the makespan of `t` under `times`.
+std::vector<double> bubbles(const hetsim::Timetable& t, const hetsim::UniformOpTimes& times) {
+  const auto timing = hetsim::evaluate(t, times);
+  std::vector<double> out;
+  for (int r = 0; r < t.ranks; ++r) out.push_back(timing.bubble_s(r));
+  return out;
+}
+
+// The README's bubble (PP/2-1)(F&B + B - 3W) in the evaluator's terms: B there is the whole
+// backward (input part b + weight part w) and F&B an overlapped pair, which here is the pair's
+// F and input part (pair_s) followed by its W, so F&B + B - 3W = pair_s + b - w.
+double readme_bubble(int pp, double pair_s, double b, double w) {
+  return (pp / 2 - 1) * (pair_s + b - w);
+}
+
+}  // namespace
+
+TEST_CASE("dualpipev p=8, m=16, unit ops: step()'s early receives and late sends") {
+  // F = b = w = 1 per chunk op, no overlap gain (pair 2), free transfers: the README gives
+  // (PP/2-1)(F&B + B - 3W) = (16/2-1)(3 + 2 - 3) = 14 on every rank (PP = 16 stages). Step 3's
+  // weight step commits the receive of the F1 after it and step 2's F1 that of the next F0
+  // (_recv_forward before _commit_and_wait_comm in dualpipev.py); whole backwards send after
+  // their weight gradients, step-2 F0's after the F1 beside them, and the last rank's last
+  // step-2 F1 after step 4's first F0. Running every op as soon as its own inputs are done
+  // gives 7.
+  hetsim::UniformOpTimes times{1.0, 1.0, 1.0, 0.0};
+  const auto t = hetsim::make_dualpipe_v(8, 16);
+  const auto got = bubbles(t, times);
+  for (int r = 0; r < 8; ++r) {
+    INFO("rank " << r << ": expected 14 s of bubble, got " << got[r] << " s");
+    CHECK(got[r] == doctest::Approx(14.0).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("dualpipe and dualpipev bubble: the README's (PP/2-1)(F&B + B - 3W)") {
-  // The README's figure runs in lockstep with a forward chunk as long as a whole backward
-  // chunk: F = 2, B = 2 (input part 1 + W = 1), F&B = F + B = 4 (no overlap gain), free
-  // communication. Then (PP/2-1)(4 + 2 - 3) = 3(PP/2-1) on every rank, over the makespan.
-  // Rank busy time: DualPipe m(F + B) = 4m; DualPipeV 2m(F + B) = 8m (two chunks each).
-  hetsim::UniformOpTimes times{2.0, 1.0, 1.0, 0.0};
-  times.overlapped_s = 3.0;  // F + input part of B; the pair's W follows it
-  for (int p = 2; p <= 12; p += 2)
-    for (const int m : {2 * p, 3 * p, 4 * p + 2}) {
-      CAPTURE(p);
-      CAPTURE(m);
-      const auto timing = hetsim::evaluate(hetsim::make_dualpipe(p, m), times);
-      const double expected = (p / 2 - 1) * 3.0;  // PP = p
-      for (int r = 0; r < p; ++r) {
-        CHECK(std::fabs(timing.busy_s[r] - 4.0 * m) < 1e-9);
-        CHECK(std::fabs(timing.bubble_s(r) - expected) < 1e-9);
+  // The README's figure draws a forward and an input backward the same length and a weight
+  // step no longer; with those (F = b >= w, any values) the evaluator, with step()'s early
+  // receives and late sends, gives the formula exactly. Without overlap gain every rank
+  // gets it; with a gain (pair < F + b) the ranks differ by how many pairs they run and the
+  // formula is the largest. Rank busy time: DualPipe m(F + b + w); DualPipeV 2m(F + b + w).
+  struct Times {
+    double f, w, pair;
+  };
+  for (const Times& c : {Times{1, 1, 2}, Times{2, 1, 4}, Times{3, 1, 6}, Times{1, 0.5, 2},
+                         Times{2, 1.5, 4}, Times{1, 1, 1.5}, Times{2, 1, 3}}) {
+    hetsim::UniformOpTimes times{c.f, c.f, c.w, 0.0};
+    times.overlapped_s = c.pair;
+    const bool gain = c.pair < 2 * c.f;
+    const auto check = [&](const hetsim::Timetable& t, int pp, double busy) {
+      const auto timing = hetsim::evaluate(t, times);
+      const double expected = readme_bubble(pp, c.pair, c.f, c.w);
+      double worst = 0.0;
+      for (int r = 0; r < t.ranks; ++r) {
+        worst = std::max(worst, timing.bubble_s(r));
+        if (gain) continue;
+        INFO(t.kind << " p=" << t.ranks << " m=" << t.microbatches << " F=b=" << c.f
+                    << " w=" << c.w << " rank " << r << ": expected " << expected
+                    << " s of bubble, got " << timing.bubble_s(r) << " s");
+        CHECK(timing.busy_s[r] == doctest::Approx(busy).epsilon(1e-12));
+        CHECK(timing.bubble_s(r) == doctest::Approx(expected).epsilon(1e-12));
       }
-    }
-  for (int p = 1; p <= 8; ++p)
-    for (const int m : {2 * p, 3 * p + 1}) {
-      CAPTURE(p);
-      CAPTURE(m);
-      const auto timing = hetsim::evaluate(hetsim::make_dualpipe_v(p, m), times);
-      const double expected = (p - 1) * 3.0;  // PP = 2p stages
-      for (int r = 0; r < p; ++r) {
-        CHECK(std::fabs(timing.busy_s[r] - 8.0 * m) < 1e-9);
-        CHECK(std::fabs(timing.bubble_s(r) - expected) < 1e-9);
-      }
-    }
+      INFO(t.kind << " p=" << t.ranks << " m=" << t.microbatches << " F=b=" << c.f << " w=" << c.w
+                  << " pair=" << c.pair << ": expected " << expected
+                  << " s of bubble on the idlest rank, got " << worst << " s");
+      CHECK(worst == doctest::Approx(expected).epsilon(1e-12));
+    };
+    for (int p = 2; p <= 12; p += 2)
+      for (const int m : {2 * p, 3 * p, 4 * p + 2})
+        check(hetsim::make_dualpipe(p, m), p, m * (2 * c.f + c.w));  // PP = p
+    for (int p = 1; p <= 8; ++p)
+      for (const int m : {2 * p, 3 * p + 1})
+        check(hetsim::make_dualpipe_v(p, m), 2 * p, 2 * m * (2 * c.f + c.w));  // PP = 2p
+  }
 }
 
 TEST_CASE("dualpipe and dualpipev activations: PP+1 chunk activations per device") {

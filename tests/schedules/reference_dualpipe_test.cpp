@@ -28,6 +28,17 @@
 // module 0 and m/2 + k for module 1. A backward without zero bubble is our B immediately followed
 // by its W; a zero-bubble backward is B now and W at the _weight_chunk that pops it. Each
 // _forward_backward_chunk is an overlapped pair at the position of its F.
+//
+// Receives: _recv_forward(phase) posts the receive of the module's next forward input (none at
+// the first stage of a direction: module 0 on rank 0, module 1 on rank p-1), and every compute
+// call (_forward_chunk, _backward_chunk, _forward_backward_chunk, _weight_chunk) first runs
+// _commit_and_wait_comm, which waits for every receive posted so far. A forward whose receive
+// was committed by an earlier compute call is an early receive [that call's op, the forward].
+//
+// Sends: _send_forward / _send_backward post the module's next output (none at a direction's
+// last stage); an output posted after a later op ran (the
+// weight gradients of a whole backward, computed inside it; a forward held back by send=False)
+// is a late send [the op, the last op run when it was posted].
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -49,33 +60,90 @@ using hetsim::ScheduledOp;
 struct RankRun {
   std::vector<ScheduledOp> ops;
   std::vector<int> pairs;
+  std::vector<hetsim::OpLink> early;
+  std::vector<hetsim::OpLink> late;
 };
 
 class DualPipeRank {
  public:
-  DualPipeRank(int p, int m, int rank) : m_(m), second_half_(rank >= p / 2) {}
+  DualPipeRank(int p, int m, int rank)
+      : m_(m),
+        second_half_(rank >= p / 2),
+        remote_input_{rank > 0, rank < p - 1},
+        remote_output_{rank < p - 1, rank > 0} {}
 
-  void forward_chunk(int phase) { forward_compute(phase); }
-  void backward_chunk(int phase, bool enable_zb = false) { backward_compute(phase, enable_zb); }
-  void forward_backward_chunk(int phase0, int phase1) {
+  void recv_forward(int phase) {
+    const int module = phase ^ static_cast<int>(second_half_);
+    if (remote_input_[module]) posted_.push_back({module, -1});
+  }
+  void send_forward(int phase) {
+    const int module = phase ^ static_cast<int>(second_half_);
+    if (remote_output_[module]) post_send(f_at_[module][sent_f_[module]++]);
+  }
+  void send_backward(int phase) {
+    const int module = phase ^ static_cast<int>(second_half_);
+    if (remote_input_[module]) post_send(b_at_[module][sent_b_[module]++]);
+  }
+  void forward_chunk(int phase, bool recv = true, bool send = true) {
+    if (recv) recv_forward(phase);
+    commit();
+    forward_compute(phase);
+    if (send) send_forward(phase);
+  }
+  void backward_chunk(int phase, bool enable_zb = false, bool send = true) {
+    commit();
+    backward_compute(phase, enable_zb);
+    if (send) send_backward(phase);
+  }
+  void forward_backward_chunk(int phase0, int phase1, bool recv0 = true) {
+    if (recv0) recv_forward(phase0);
+    commit();
     run_.pairs.push_back(static_cast<int>(run_.ops.size()));
     forward_compute(phase0);
     backward_compute(phase1, false);
+    send_forward(phase0);
+    send_backward(phase1);
   }
   void weight_chunk() {
+    commit();
     REQUIRE_MESSAGE(!store_.empty(), "Pop empty queue.");
     for (const ScheduledOp& op : store_.front()) run_.ops.push_back(op);
     store_.pop_front();
   }
   bool store_empty() const { return store_.empty(); }
-  RankRun take() { return std::move(run_); }
+  RankRun take() {
+    for (auto* links : {&run_.early, &run_.late})
+      std::sort(links->begin(), links->end(),
+                [](const hetsim::OpLink& a, const hetsim::OpLink& b) { return a.first < b.first; });
+    return std::move(run_);
+  }
 
  private:
+  struct Posted {
+    int module;
+    int committed_at;  // position of the op whose commit waited for it; -1: not yet
+  };
+  void post_send(int position) {
+    const int last = static_cast<int>(run_.ops.size()) - 1;
+    if (last > position) run_.late.push_back({position, last});
+  }
+  void commit() {
+    for (Posted& r : posted_)
+      if (r.committed_at < 0) r.committed_at = static_cast<int>(run_.ops.size());
+  }
   int microbatch(int module, int k) const { return module == 0 ? k : m_ / 2 + k; }
   void forward_compute(int phase) {
     const int module = phase ^ static_cast<int>(second_half_);
+    const auto it = std::find_if(posted_.begin(), posted_.end(),
+                                 [&](const Posted& r) { return r.module == module; });
+    if (it != posted_.end()) {
+      if (it->committed_at < static_cast<int>(run_.ops.size()))
+        run_.early.push_back({it->committed_at, static_cast<int>(run_.ops.size())});
+      posted_.erase(it);
+    }
     const int k = f_count_[module]++;
     REQUIRE(k < m_ / 2);
+    f_at_[module].push_back(static_cast<int>(run_.ops.size()));
     run_.ops.push_back({OpKind::kForward, microbatch(module, k), module});
   }
   void backward_compute(int phase, bool enable_zb) {
@@ -83,6 +151,7 @@ class DualPipeRank {
     const int k = b_count_[module]++;
     REQUIRE(k < f_count_[module]);
     const int mb = microbatch(module, k);
+    b_at_[module].push_back(static_cast<int>(run_.ops.size()));
     run_.ops.push_back({OpKind::kBackward, mb, module});
     const ScheduledOp w{OpKind::kWeight, mb, module};
     if (enable_zb)
@@ -93,6 +162,12 @@ class DualPipeRank {
 
   int m_;
   bool second_half_;
+  bool remote_input_[2];  // whether module 0 / 1's forward input comes from another rank
+  bool remote_output_[2];  // whether module 0 / 1's forward output goes to another rank
+  std::vector<int> f_at_[2], b_at_[2];  // positions of each module's forwards and backwards
+  int sent_f_[2] = {0, 0};
+  int sent_b_[2] = {0, 0};
+  std::vector<Posted> posted_;
   int f_count_[2] = {0, 0};
   int b_count_[2] = {0, 0};
   std::deque<std::vector<ScheduledOp>> store_;
@@ -112,21 +187,28 @@ std::optional<std::vector<RankRun>> dualpipe_step(int p, int m) {
     DualPipeRank r(p, m, rank);
 
     for (int i = 0; i < (num_half_ranks - half_rank - 1) * 2; ++i) r.forward_chunk(0);
+    r.recv_forward(0);
     for (int i = 0; i < half_rank + 1; ++i) {
-      r.forward_chunk(0);
-      r.forward_chunk(1);
+      r.forward_chunk(0, false, is_middle_rank);
+      r.recv_forward(0);
+      r.forward_chunk(1, true, !is_middle_rank || i < half_rank);
+      if (!is_middle_rank) r.send_forward(0);
     }
     for (int i = 0; i < num_half_ranks - half_rank - 1; ++i) {
       r.backward_chunk(1, true);
+      r.recv_forward(1);
       r.weight_chunk();
-      r.forward_chunk(1);
+      r.forward_chunk(1, false);
     }
     for (int i = 0; i < half_num_chunks - p + half_rank + 1; ++i) {
       if (i == 0 && is_middle_rank) {
-        r.forward_chunk(0);
-        r.backward_chunk(1);
+        r.forward_chunk(0, false, false);
+        r.send_forward(1);
+        r.backward_chunk(1, false, false);
+        r.send_forward(0);
+        r.send_backward(1);
       } else {
-        r.forward_backward_chunk(0, 1);
+        r.forward_backward_chunk(0, 1, i > 0);
       }
       r.forward_backward_chunk(1, 0);
     }
@@ -192,6 +274,8 @@ TEST_CASE("make_dualpipe equals DeepSeek's DualPipe.step() per-rank order over t
         CAPTURE(rank);
         REQUIRE(t.ops[rank] == (*expected)[rank].ops);
         REQUIRE(t.overlapped_pairs[rank] == (*expected)[rank].pairs);
+        REQUIRE(t.early_receives[rank] == (*expected)[rank].early);
+        REQUIRE(t.late_sends[rank] == (*expected)[rank].late);
       }
     }
   // Accepted: even p, even m in [2p, 4p] (3 + 5 + 7 + 9 + 11); the other 185 of 220 rejected.
@@ -210,6 +294,8 @@ TEST_CASE("dualpipe oracle orders are runnable") {
       for (int rank = 0; rank < p; ++rank) {
         t.ops[rank] = (*runs)[rank].ops;
         t.overlapped_pairs[rank] = (*runs)[rank].pairs;
+        t.early_receives[rank] = (*runs)[rank].early;
+        t.late_sends[rank] = (*runs)[rank].late;
       }
       REQUIRE_NOTHROW(hetsim::validate(t));
     }

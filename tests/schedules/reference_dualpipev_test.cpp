@@ -26,8 +26,20 @@
 // A backward without zero bubble is B followed at once by its W; a zero-bubble backward is B now
 // and W at the _weight_chunk that pops it. Each _forward_backward_chunk is an overlapped pair at
 // the position of its F.
+//
+// Receives: _recv_forward(phase) posts the receive of the module's next forward input (none for
+// module 0 on rank 0, where inputs enter, nor for module 1 on rank p-1, fed by its own module 0),
+// and every compute call first runs _commit_and_wait_comm, which waits for every receive posted
+// so far. A forward whose receive was committed by an earlier compute call is an early receive
+// [that call's op, the forward].
+//
+// Sends: _send_forward / _send_backward post the module's next output (none at a direction's
+// last stage, nor where the V turns on rank p-1); an output posted after a later op ran (the
+// weight gradients of a whole backward, computed inside it; a forward held back by send=False)
+// is a late send [the op, the last op run when it was posted].
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <optional>
 #include <utility>
@@ -46,36 +58,90 @@ using hetsim::ScheduledOp;
 struct RankRun {
   std::vector<ScheduledOp> ops;
   std::vector<int> pairs;
+  std::vector<hetsim::OpLink> early;
+  std::vector<hetsim::OpLink> late;
 };
 
 class DualPipeVRank {
  public:
-  explicit DualPipeVRank(int m) : m_(m) {}
+  DualPipeVRank(int p, int m, int rank)
+      : m_(m), remote_input_{rank > 0, rank < p - 1}, remote_output_{rank < p - 1, rank > 0} {}
 
-  void forward_chunk(int phase) { forward_compute(phase); }
-  void backward_chunk(int phase, bool enable_zb = false) { backward_compute(phase, enable_zb); }
-  void forward_backward_chunk(int phase0, int phase1) {
+  void recv_forward(int phase) {
+    if (remote_input_[phase]) posted_.push_back({phase, -1});
+  }
+  void send_forward(int phase) {
+    const int module = phase;
+    if (remote_output_[module]) post_send(f_at_[module][sent_f_[module]++]);
+  }
+  void send_backward(int phase) {
+    const int module = phase;
+    if (remote_input_[module]) post_send(b_at_[module][sent_b_[module]++]);
+  }
+  void forward_chunk(int phase, bool recv = true, bool send = true) {
+    if (recv) recv_forward(phase);
+    commit();
+    forward_compute(phase);
+    if (send) send_forward(phase);
+  }
+  void backward_chunk(int phase, bool enable_zb = false, bool send = true) {
+    commit();
+    backward_compute(phase, enable_zb);
+    if (send) send_backward(phase);
+  }
+  void forward_backward_chunk(int phase0, int phase1, bool recv0 = true) {
+    if (recv0) recv_forward(phase0);
+    commit();
     run_.pairs.push_back(static_cast<int>(run_.ops.size()));
     forward_compute(phase0);
     backward_compute(phase1, false);
+    send_forward(phase0);
+    send_backward(phase1);
   }
   void weight_chunk() {
+    commit();
     REQUIRE_MESSAGE(!store_.empty(), "Pop empty queue.");
     for (const ScheduledOp& op : store_.front()) run_.ops.push_back(op);
     store_.pop_front();
   }
   bool store_empty() const { return store_.empty(); }
-  RankRun take() { return std::move(run_); }
+  RankRun take() {
+    for (auto* links : {&run_.early, &run_.late})
+      std::sort(links->begin(), links->end(),
+                [](const hetsim::OpLink& a, const hetsim::OpLink& b) { return a.first < b.first; });
+    return std::move(run_);
+  }
 
  private:
+  struct Posted {
+    int module;
+    int committed_at;  // position of the op whose commit waited for it; -1: not yet
+  };
+  void post_send(int position) {
+    const int last = static_cast<int>(run_.ops.size()) - 1;
+    if (last > position) run_.late.push_back({position, last});
+  }
+  void commit() {
+    for (Posted& r : posted_)
+      if (r.committed_at < 0) r.committed_at = static_cast<int>(run_.ops.size());
+  }
   void forward_compute(int phase) {
+    const auto it = std::find_if(posted_.begin(), posted_.end(),
+                                 [&](const Posted& r) { return r.module == phase; });
+    if (it != posted_.end()) {
+      if (it->committed_at < static_cast<int>(run_.ops.size()))
+        run_.early.push_back({it->committed_at, static_cast<int>(run_.ops.size())});
+      posted_.erase(it);
+    }
     const int k = f_count_[phase]++;
     REQUIRE(k < m_);
+    f_at_[phase].push_back(static_cast<int>(run_.ops.size()));
     run_.ops.push_back({OpKind::kForward, k, phase});
   }
   void backward_compute(int phase, bool enable_zb) {
     const int k = b_count_[phase]++;
     REQUIRE(k < f_count_[phase]);
+    b_at_[phase].push_back(static_cast<int>(run_.ops.size()));
     run_.ops.push_back({OpKind::kBackward, k, phase});
     const ScheduledOp w{OpKind::kWeight, k, phase};
     if (enable_zb)
@@ -85,6 +151,12 @@ class DualPipeVRank {
   }
 
   int m_;
+  bool remote_input_[2];  // whether module 0 / 1's forward input comes from another rank
+  bool remote_output_[2];  // whether module 0 / 1's forward output goes to another rank
+  std::vector<int> f_at_[2], b_at_[2];  // positions of each module's forwards and backwards
+  int sent_f_[2] = {0, 0};
+  int sent_b_[2] = {0, 0};
+  std::vector<Posted> posted_;
   int f_count_[2] = {0, 0};
   int b_count_[2] = {0, 0};
   std::deque<std::vector<ScheduledOp>> store_;
@@ -97,24 +169,31 @@ std::optional<std::vector<RankRun>> dualpipev_step(int p, int m) {
   std::vector<RankRun> out;
   for (int rank = 0; rank < p; ++rank) {
     const bool is_last_rank = rank == p - 1;
-    DualPipeVRank r(m);
+    DualPipeVRank r(p, m, rank);
 
     for (int i = 0; i < (p - rank - 1) * 2; ++i) r.forward_chunk(0);
+    r.recv_forward(0);
     for (int i = 0; i < rank + 1; ++i) {
-      r.forward_chunk(0);
-      r.forward_chunk(1);
+      r.forward_chunk(0, false, false);
+      r.recv_forward(0);
+      r.forward_chunk(1, true, !is_last_rank || i < rank);
+      r.send_forward(0);
     }
     for (int i = 0; i < p - rank - 1; ++i) {
       r.backward_chunk(1, true);
+      r.recv_forward(1);
       r.weight_chunk();
-      r.forward_chunk(1);
+      r.forward_chunk(1, false);
     }
     for (int i = 0; i < m - 2 * p + rank + 1; ++i) {
       if (i == 0 && is_last_rank) {
-        r.forward_chunk(0);
-        r.backward_chunk(1);
+        r.forward_chunk(0, false, false);
+        r.send_forward(1);
+        r.backward_chunk(1, false, false);
+        r.send_forward(0);
+        r.send_backward(1);
       } else {
-        r.forward_backward_chunk(0, 1);
+        r.forward_backward_chunk(0, 1, i > 0);
       }
       r.forward_backward_chunk(1, 0);
     }
@@ -172,6 +251,8 @@ TEST_CASE("make_dualpipe_v equals DeepSeek's DualPipeV.step() per-rank order ove
         REQUIRE(t.stage_of[rank] == std::vector<int>{rank, 2 * p - 1 - rank});
         REQUIRE(t.ops[rank] == (*expected)[rank].ops);
         REQUIRE(t.overlapped_pairs[rank] == (*expected)[rank].pairs);
+        REQUIRE(t.early_receives[rank] == (*expected)[rank].early);
+        REQUIRE(t.late_sends[rank] == (*expected)[rank].late);
       }
     }
   // Accepted: m in [2p, 4p], 2p+1 values per p; rejected: m < 2p, 2p-1 values per p.
@@ -190,6 +271,8 @@ TEST_CASE("dualpipev oracle orders are runnable") {
       for (int rank = 0; rank < p; ++rank) {
         t.ops[rank] = (*runs)[rank].ops;
         t.overlapped_pairs[rank] = (*runs)[rank].pairs;
+        t.early_receives[rank] = (*runs)[rank].early;
+        t.late_sends[rank] = (*runs)[rank].late;
       }
       REQUIRE_NOTHROW(hetsim::validate(t));
     }

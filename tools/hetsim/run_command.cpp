@@ -36,6 +36,7 @@ struct RunArgs {
   bool fp16 = false;
   std::string fp8_format;
   int layers_per_virtual_stage = 0;
+  bool schedule_given = false;  // --schedule on the command line
   bool json = false;
   bool verbose = false;
   RunOptions options;
@@ -75,15 +76,22 @@ void run(RunArgs& args) {
   options.plan.fp8 = parse_fp8_format(args.fp8_format);
   options.alpha_beta_collectives = args.collectives == "alpha-beta";
   options.site_placement = args.placement == "site-aware";
-  if (args.layers_per_virtual_stage > 0) {
+  if (args.layers_per_virtual_stage > 0 && options.plan.pp >= 1) {
     // Megatron-LM sizes interleaving by layers per virtual stage: vpp = layers / (pp * that).
+    if (model.num_layers % options.plan.pp != 0)
+      throw PlanError(fmt::format(
+          "--num-layers-per-virtual-pipeline-stage {}: the model's {} layers do not divide into "
+          "--pp {} pipeline stages; choose a pp dividing {}",
+          args.layers_per_virtual_stage, model.num_layers, options.plan.pp, model.num_layers));
     const int per_rank = model.num_layers / options.plan.pp;
-    if (model.num_layers % options.plan.pp != 0 || per_rank % args.layers_per_virtual_stage != 0)
+    if (per_rank % args.layers_per_virtual_stage != 0)
       throw PlanError(fmt::format(
           "--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers per pipeline rank",
           args.layers_per_virtual_stage, per_rank));
     options.plan.vpp = per_rank / args.layers_per_virtual_stage;
   }
+  // Megatron-LM runs the interleaved schedule whenever the model is cut into virtual stages.
+  if (options.plan.vpp > 1 && !args.schedule_given) options.schedule = "interleaved";
   if (!args.timetable.empty()) options.timetable = load_timetable(args.timetable);
 
   // The trace needs the placement before the replay starts; the plan check runs twice, cheaply.
@@ -175,8 +183,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--balance-layers", args->options.balance_layers,
                 "split the layers so that the slowest stage is as fast as it can be, each stage "
                 "costed on its own GPU type and kept within its memory (one chunk per rank)");
-  cmd->add_option("--schedule", args->options.schedule,
-                  "pipeline schedule kind: " + schedule_kind_list())->capture_default_str();
+  CLI::Option* schedule = cmd->add_option("--schedule", args->options.schedule,
+                                          "pipeline schedule kind: " + schedule_kind_list() +
+                                              " (interleaved when vpp > 1, as Megatron-LM)")
+                              ->capture_default_str();
   cmd->add_option("--offload-fraction", args->options.offload_fraction,
                   "PipeOffload: share of activations copied to host memory between F and B (0..1)")
       ->capture_default_str();
@@ -215,7 +225,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace to this file");
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->add_flag("-v,--verbose", args->verbose, "log each step to stderr");
-  cmd->callback([args] { run(*args); });
+  cmd->callback([args, schedule] {
+    args->schedule_given = schedule->count() > 0;
+    run(*args);
+  });
 }
 
 }  // namespace hetsim::cli

@@ -51,7 +51,7 @@ void validate_file(const std::string& path) {
     const Cluster cluster = load_cluster(path, catalog.keys());
     fmt::print("{}: valid cluster \"{}\": {} GPUs in {} nodes, {} sites\n", path, cluster.name(),
                cluster.gpu_count(), cluster.node_count(), cluster.sites().size());
-  } else if (doc.contains("ops") && doc.contains("stage_of")) {
+  } else if (doc.contains("ops")) {  // stage_of is optional (looped placement)
     const Timetable t = timetable_from_json(doc, path);
     validate(t);
     fmt::print("{}: valid timetable \"{}\": {} ranks, {} microbatches, {} chunks per rank\n", path,
@@ -62,7 +62,7 @@ void validate_file(const std::string& path) {
                m.num_layers, m.hidden_size, m.total_params() / 1e9);
   } else {
     root.fail("a cluster (\"sites\"), a model config (\"hidden_size\"/\"n_embd\"), a timetable "
-              "(\"ops\", \"stage_of\") or a trace (\"traceEvents\")");
+              "(\"ops\") or a trace (\"traceEvents\")");
   }
 }
 
