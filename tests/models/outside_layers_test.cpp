@@ -42,7 +42,8 @@ TEST_CASE("cross entropy moves e + 36 B per logit forward and 12 + e backward (M
   MESSAGE("bf16 backward: expected " << 14 * logits << " B, actual " << ce.backward_input.bytes << " B");
   CHECK(rel(ce.backward_input.bytes, 14 * logits) < 1e-12);
   plan.dtype = hetsim::Dtype::kFp32;  // fp32 logits: no casts
-  const hetsim::LayerOp& ce32 = find(hetsim::lm_head_ops(m, plan), "cross_entropy");
+  const auto ops32 = hetsim::lm_head_ops(m, plan);
+  const hetsim::LayerOp& ce32 = find(ops32, "cross_entropy");
   CHECK(rel(ce32.forward.bytes, 32 * logits) < 1e-12);
   CHECK(rel(ce32.backward_input.bytes, 8 * logits) < 1e-12);
 }
@@ -53,7 +54,8 @@ TEST_CASE("embedding wgrad: dense table gradient, dY rows summed in, fp32 main-g
   plan.tp = 8;
   plan.seq_length = 2048;
   const double h = 12288, tokens = 2048, table = (50257.0 / 8 + 2048) * h;  // words + positions
-  const hetsim::LayerOp& lookup = find(hetsim::embedding_ops(m, plan), "embedding_lookup");
+  const auto embedding = hetsim::embedding_ops(m, plan);
+  const hetsim::LayerOp& lookup = find(embedding, "embedding_lookup");
   const double expected = 8 * table + 2 * 3 * 2 * tokens * h;
   MESSAGE("expected " << expected << " B, actual " << lookup.backward_weight.bytes << " B");
   CHECK(rel(lookup.backward_weight.bytes, expected) < 1e-12);
