@@ -47,7 +47,7 @@ void check_precision(const GpuSpec& gpu, const ParallelPlan& plan) {
 }
 
 BytesPerParam bytes_per_param(const ParallelPlan& plan) {
-  if (plan.grads_in_fp32()) return {2.0, 4.0, 12.0};
+  if (plan.grads_in_fp32()) return BytesPerParam{};  // its defaults are the fp32-main-grad layout
   return {2.0, 2.0, 16.0};
 }
 

@@ -5,11 +5,12 @@
 namespace hetsim {
 
 namespace {
-// One pass of a ring: n-1 steps, each moving S/n bytes per GPU.
+// The share of the tensor one GPU sends in one pass of a ring: n-1 steps of S/n each.
+double ring_pass_share(int ranks) { return ranks <= 1 ? 0.0 : (ranks - 1.0) / ranks; }
+
 double ring_pass_s(double bytes, int ranks, const TensorParallelLinks& links) {
   if (ranks <= 1) return 0.0;
-  const double n = ranks;
-  return (n - 1) / n * bytes / links.bandwidth_bytes_per_s + (n - 1) * links.latency_s;
+  return ring_pass_share(ranks) * bytes / links.bandwidth_bytes_per_s + (ranks - 1) * links.latency_s;
 }
 }  // namespace
 
@@ -55,8 +56,7 @@ PassCost tp_collective_cost(TpCollective op, double bytes, int ranks,
 }
 
 double ring_bytes_sent(TpCollective op, double bytes, int ranks) {
-  if (ranks <= 1) return 0.0;
-  const double pass = (ranks - 1.0) / ranks * bytes;
+  const double pass = ring_pass_share(ranks) * bytes;
   return op == TpCollective::kAllReduce ? 2 * pass : pass;
 }
 
@@ -68,13 +68,16 @@ double activation_tensor_bytes(const TransformerConfig& model, const ParallelPla
          static_cast<double>(plan.seq_length) * model.hidden_size;
 }
 
+// A collective the GPU waits for.
+ScheduledCollective exposed(TpCollective op, double bytes) { return {op, bytes, TpOverlap::kExposed, {}}; }
+
 // Forward input and backward input-gradient collectives of a branch whose first GEMM is
 // column-parallel (`gemm`), or of a MoE block (`gemm` empty).
 void add_branch_input(TpSchedule& s, bool sp, double bytes, const std::string& gemm) {
   using enum TpCollective;
-  if (sp) s.forward.push_back({kAllGather, bytes});
+  if (sp) s.forward.push_back(exposed(kAllGather, bytes));
   if (gemm.empty()) {
-    s.backward.push_back({sp ? kReduceScatter : kAllReduce, bytes});
+    s.backward.push_back(exposed(sp ? kReduceScatter : kAllReduce, bytes));
     return;
   }
   if (sp) s.backward.push_back({kAllGather, bytes, TpOverlap::kDgrad, gemm});
@@ -84,8 +87,8 @@ void add_branch_input(TpSchedule& s, bool sp, double bytes, const std::string& g
 // Forward output reduction of a row-parallel GEMM and, with SP, the backward all-gather of its
 // output gradient.
 void add_branch_output(TpSchedule& s, bool sp, double bytes) {
-  s.forward.push_back({sp ? TpCollective::kReduceScatter : TpCollective::kAllReduce, bytes});
-  if (sp) s.backward.push_back({TpCollective::kAllGather, bytes});
+  s.forward.push_back(exposed(sp ? TpCollective::kReduceScatter : TpCollective::kAllReduce, bytes));
+  if (sp) s.backward.push_back(exposed(TpCollective::kAllGather, bytes));
 }
 
 }  // namespace
@@ -117,7 +120,7 @@ TpSchedule lm_head_tp_schedule(const TransformerConfig& model, const ParallelPla
   if (plan.tp <= 1) return s;
   add_branch_input(s, plan.sequence_parallel, activation_tensor_bytes(model, plan), "lm_head");
   const double tokens = plan.micro_batch_size * static_cast<double>(plan.seq_length);
-  for (int i = 0; i < 3; ++i) s.forward.push_back({TpCollective::kAllReduce, 4.0 * tokens});
+  for (int i = 0; i < 3; ++i) s.forward.push_back(exposed(TpCollective::kAllReduce, 4.0 * tokens));
   return s;
 }
 

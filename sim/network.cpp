@@ -43,7 +43,7 @@ Network::Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& 
 
 std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
 
-void Network::start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
+bool Network::start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
                          double extra_delay_s) {
   std::uint32_t index;
   if (!free_slots_.empty()) {
@@ -73,8 +73,7 @@ void Network::start_flow(const std::vector<int>& route, double bytes, std::uint6
   if (route.empty() || bytes <= 0) {
     // Nothing to drain: only the route's latency (and the overhead) remains.
     finish_draining(index);
-    listener_.on_flow_drained(token);
-    return;
+    return false;
   }
   flow.draining = true;
   for (int link : route) {
@@ -82,6 +81,7 @@ void Network::start_flow(const std::vector<int>& route, double bytes, std::uint6
     flows_on_link_[link].push_back(index);
   }
   recompute(flows_[index].route);
+  return true;
 }
 
 void Network::settle(Flow& flow) {

@@ -19,6 +19,7 @@ namespace hetsim {
 
 // Told when a flow's last byte arrives; optionally also when it has left the sender (drained:
 // the route is free for the sender's next message while the last byte is still in flight).
+// Neither is called from inside Network::start_flow.
 class FlowListener {
  public:
   virtual ~FlowListener() = default;
@@ -57,7 +58,9 @@ class Network : public EventHandler {
   // Starts a flow of `bytes` along `route` (link ids) now; `token` comes back in
   // on_flow_delivered. An empty route (same GPU) delivers after the overhead only. `extra_delay_s`
   // is added to its delivery like latency (a pipelined collective's further hop latencies).
-  void start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
+  // Returns whether the flow has bytes to drain: only then does on_flow_drained follow (from an
+  // event, never from inside this call); a flow with nothing to drain has left the sender now.
+  bool start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
                   double extra_delay_s = 0);
 
   std::size_t active_flows() const { return active_count_; }

@@ -250,9 +250,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     Transfer& transfer = transfers_[token];
     if (--transfer.flows_draining > 0) return;
     transfer.drained_s = engine_.now();
-    // A flow with nothing to drain reports it from inside start_flow: start_next's loop then
-    // moves on by itself.
-    if (!starting_flows_) start_next(transfer.channel);
+    start_next(transfer.channel);
   }
 
  private:
@@ -576,13 +574,11 @@ class PipelineReplay : public EventHandler, public FlowListener {
       const auto& routes = in_.routes->routes(channel.src, channel.dst);
       transfer.bytes_per_gpu *= in_.routes->wire_share(channel.src, channel.dst);
       transfer.flows_pending = static_cast<int>(routes.size());
-      transfer.flows_draining = transfer.flows_pending;
-      starting_flows_ = true;
+      transfer.flows_draining = 0;
       for (const auto* route : routes) {
         ++stats_.flows;
-        network_->start_flow(*route, transfer.bytes_per_gpu, id);
+        if (network_->start_flow(*route, transfer.bytes_per_gpu, id)) ++transfer.flows_draining;
       }
-      starting_flows_ = false;
       if (transfer.flows_draining > 0) return;
       transfer.drained_s = engine_.now();
     }
@@ -716,7 +712,6 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<Channel> channels_;
   std::vector<Transfer> transfers_;
   std::size_t delivered_ = 0;
-  bool starting_flows_ = false;  // start_next is inside Network::start_flow
   std::vector<double> optimizer_start_s_;
   const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));
   std::unique_ptr<CollectiveLauncher> launcher_;

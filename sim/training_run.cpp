@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "base/error.hpp"
@@ -360,14 +361,29 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
   return placement;
 }
 
-}  // namespace
-
-namespace {
 // Every GPU type of the cluster must have tensor cores for the plan's precision: a run never
-// falls back to the fp32 peak (models/precision.hpp).
+// falls back to the fp32 peak (models/precision.hpp). Each type is checked once.
 void check_cluster_precision(const Cluster& cluster, const GpuCatalog& catalog, const ParallelPlan& plan) {
-  for (GpuId g = 0; g < cluster.gpu_count(); ++g) check_precision(catalog.at(cluster.gpu(g).gpu_type), plan);
+  std::set<std::string> checked;
+  for (GpuId g = 0; g < cluster.gpu_count(); ++g)
+    if (const std::string& type = cluster.gpu(g).gpu_type; checked.insert(type).second)
+      check_precision(catalog.at(type), plan);
 }
+
+// Every worker holds its rank's ops (about three per chunk, microbatch and sequence segment) and
+// their state: bound that before anything is allocated, so that a mistyped batch size is refused
+// at once instead of exhausting memory.
+void check_replay_size(const ParallelPlan& plan, int sequence_splits) {
+  const double op_runs = 3.0 * plan.dp * plan.pp * plan.vpp * plan.microbatches() * sequence_splits;
+  if (op_runs <= kMaxSimulatedOps) return;
+  throw PlanError(fmt::format(
+      "gbs {} / (mbs {} x dp {}) = {} microbatches per replica, over pp {} x vpp {}{} and {} replicas, "
+      "make {:.3g} op runs; expected at most {:.3g} per simulated iteration",
+      plan.global_batch_size, plan.micro_batch_size, plan.dp, plan.microbatches(), plan.pp, plan.vpp,
+      sequence_splits > 1 ? fmt::format(" x {} sequence splits", sequence_splits) : "", plan.dp, op_runs,
+      kMaxSimulatedOps));
+}
+
 }  // namespace
 
 Placement place_run(const Cluster& cluster, const GpuCatalog& catalog, const TransformerConfig& model,
@@ -405,16 +421,6 @@ Placement place_plan(const Cluster& cluster, const TransformerConfig& model, Par
     throw PlanError(fmt::format(
         "global batch {} is not divisible by micro-batch {} x data-parallel {} = {}",
         plan.global_batch_size, plan.micro_batch_size, plan.dp, per_step));
-  // Every worker holds its rank's ops (about three per chunk and microbatch) and their state:
-  // bound that before anything is allocated, so that a mistyped batch size is refused at once
-  // instead of exhausting memory.
-  const double op_instances = 3.0 * plan.dp * plan.pp * plan.vpp * plan.microbatches();
-  if (op_instances > kMaxSimulatedOps)
-    throw PlanError(fmt::format(
-        "gbs {} / (mbs {} x dp {}) = {} microbatches per replica, over pp {} x vpp {} and {} replicas, "
-        "make {:.3g} op runs; expected at most {:.3g} per simulated iteration",
-        plan.global_batch_size, plan.micro_batch_size, plan.dp, plan.microbatches(), plan.pp, plan.vpp,
-        plan.dp, op_instances, kMaxSimulatedOps));
   return Placement{plan.tp, plan.pp, plan.dp};
 }
 
@@ -457,10 +463,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                                 "buckets; expected at most {:.0e} (Megatron's default is 40M parameters)",
                                 options.ddp_bucket_params, model.total_params(),
                                 model.total_params() / options.ddp_bucket_params, kMaxBuckets));
-  const double op_runs = 3.0 * plan.dp * plan.pp * plan.vpp * plan.microbatches() * options.sequence_splits;
-  if (op_runs > kMaxSimulatedOps)
-    throw PlanError(fmt::format("--seq-splits {} makes {:.3g} op runs in one iteration; expected at most {:.3g}",
-                                options.sequence_splits, op_runs, kMaxSimulatedOps));
+  check_replay_size(plan, options.sequence_splits);
   const Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, options);
   result.schedule = timetable.kind;
   result.offload_fraction = options.offload_fraction;

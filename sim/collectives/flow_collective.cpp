@@ -57,8 +57,10 @@ class PlanRunner : public FlowListener {
  private:
   void start(int t) {
     const Transfer& transfer = plan_.transfers[t];
-    network_.start_flow(cluster_.route(transfer.src, transfer.dst), transfer.bytes,
-                        static_cast<std::uint64_t>(t));
+    // A transfer with nothing to drain has left at once: its drain dependents start now.
+    if (!network_.start_flow(cluster_.route(transfer.src, transfer.dst), transfer.bytes,
+                             static_cast<std::uint64_t>(t)))
+      release(after_drain_[t]);
   }
   void release(const std::vector<int>& dependents) {
     for (int d : dependents)

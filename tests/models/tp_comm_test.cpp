@@ -40,6 +40,17 @@ double op_seconds(const hetsim::TransformerConfig& m, const hetsim::ParallelPlan
 }
 }  // namespace
 
+namespace {
+// Llama-2-7B's layer at tp 8, micro-batch 2, 4,096 tokens: S = 2 B x 2 x 4096 x 4096.
+hetsim::ParallelPlan tp8_plan() {
+  hetsim::ParallelPlan plan;
+  plan.tp = 8;
+  plan.seq_length = 4096;
+  plan.micro_batch_size = 2;
+  return plan;
+}
+}  // namespace
+
 TEST_CASE("ring formulas") {
   const hetsim::TensorParallelLinks l{100e9, 5e-6};
   CHECK(rel(hetsim::ring_all_reduce_s(1e9, 8, l), 2.0 * 7 / 8 * 1e9 / 100e9 + 2 * 7 * 5e-6) < 1e-12);
@@ -50,10 +61,7 @@ TEST_CASE("ring formulas") {
 TEST_CASE("per-layer TP volume: 4(t-1)/t S each way without SP; 4 and 6 (t-1)/t S with SP") {
   // Bytes one GPU sends: all-reduce 2(t-1)/t S, all-gather / reduce-scatter (t-1)/t S.
   const auto m = llama2_7b();
-  hetsim::ParallelPlan plan;
-  plan.tp = 8;
-  plan.seq_length = 4096;
-  plan.micro_batch_size = 2;
+  hetsim::ParallelPlan plan = tp8_plan();
   const hetsim::TensorParallelLinks links{300e9, 3e-6};
   const double S = 2.0 * 2 * 4096 * 4096, t = 8, layers = 4, unit = (t - 1) / t * S;
   const auto c = hetsim::cost_chunk(m, plan, unit_gpu(), {4, 4, false, false}, links);
@@ -76,10 +84,7 @@ TEST_CASE("TP time: exposed forward, all-gathers beside dgrads, input-gradient c
   // Unit GPU (1 PFLOP/s bf16): the QKV dgrad (0.10 ms) is shorter than an all-gather of S (0.20
   // ms at 300 GB/s), so the SP re-gather shows for the difference; the wgrads hide what they can.
   const auto m = llama2_7b();
-  hetsim::ParallelPlan plan;
-  plan.tp = 8;
-  plan.seq_length = 4096;
-  plan.micro_batch_size = 2;
+  hetsim::ParallelPlan plan = tp8_plan();
   const hetsim::TensorParallelLinks links{300e9, 3e-6};
   const double S = 2.0 * 2 * 4096 * 4096, t = 8, B = 300e9, L = 3e-6;
   const double ar = 2 * (t - 1) / t * S / B + 2 * (t - 1) * L;

@@ -42,12 +42,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "base/error.hpp"
+#include "dualpipe_step_oracle.hpp"
 #include "schedule_test_support.hpp"
 #include "schedules/generators.hpp"
 #include "schedules/validator.hpp"
@@ -56,123 +56,8 @@ namespace {
 
 using hetsim::OpKind;
 using hetsim::ScheduledOp;
-
-struct RankRun {
-  std::vector<ScheduledOp> ops;
-  std::vector<int> pairs;
-  std::vector<hetsim::OpLink> early;
-  std::vector<hetsim::OpLink> late;
-};
-
-class DualPipeRank {
- public:
-  DualPipeRank(int p, int m, int rank)
-      : m_(m),
-        second_half_(rank >= p / 2),
-        remote_input_{rank > 0, rank < p - 1},
-        remote_output_{rank < p - 1, rank > 0} {}
-
-  void recv_forward(int phase) {
-    const int module = phase ^ static_cast<int>(second_half_);
-    if (remote_input_[module]) posted_.push_back({module, -1});
-  }
-  void send_forward(int phase) {
-    const int module = phase ^ static_cast<int>(second_half_);
-    if (remote_output_[module]) post_send(f_at_[module][sent_f_[module]++]);
-  }
-  void send_backward(int phase) {
-    const int module = phase ^ static_cast<int>(second_half_);
-    if (remote_input_[module]) post_send(b_at_[module][sent_b_[module]++]);
-  }
-  void forward_chunk(int phase, bool recv = true, bool send = true) {
-    if (recv) recv_forward(phase);
-    commit();
-    forward_compute(phase);
-    if (send) send_forward(phase);
-  }
-  void backward_chunk(int phase, bool enable_zb = false, bool send = true) {
-    commit();
-    backward_compute(phase, enable_zb);
-    if (send) send_backward(phase);
-  }
-  void forward_backward_chunk(int phase0, int phase1, bool recv0 = true) {
-    if (recv0) recv_forward(phase0);
-    commit();
-    run_.pairs.push_back(static_cast<int>(run_.ops.size()));
-    forward_compute(phase0);
-    backward_compute(phase1, false);
-    send_forward(phase0);
-    send_backward(phase1);
-  }
-  void weight_chunk() {
-    commit();
-    REQUIRE_MESSAGE(!store_.empty(), "Pop empty queue.");
-    for (const ScheduledOp& op : store_.front()) run_.ops.push_back(op);
-    store_.pop_front();
-  }
-  bool store_empty() const { return store_.empty(); }
-  RankRun take() {
-    for (auto* links : {&run_.early, &run_.late})
-      std::sort(links->begin(), links->end(),
-                [](const hetsim::OpLink& a, const hetsim::OpLink& b) { return a.first < b.first; });
-    return std::move(run_);
-  }
-
- private:
-  struct Posted {
-    int module;
-    int committed_at;  // position of the op whose commit waited for it; -1: not yet
-  };
-  void post_send(int position) {
-    const int last = static_cast<int>(run_.ops.size()) - 1;
-    if (last > position) run_.late.push_back({position, last});
-  }
-  void commit() {
-    for (Posted& r : posted_)
-      if (r.committed_at < 0) r.committed_at = static_cast<int>(run_.ops.size());
-  }
-  int microbatch(int module, int k) const { return module == 0 ? k : m_ / 2 + k; }
-  void forward_compute(int phase) {
-    const int module = phase ^ static_cast<int>(second_half_);
-    const auto it = std::find_if(posted_.begin(), posted_.end(),
-                                 [&](const Posted& r) { return r.module == module; });
-    if (it != posted_.end()) {
-      if (it->committed_at < static_cast<int>(run_.ops.size()))
-        run_.early.push_back({it->committed_at, static_cast<int>(run_.ops.size())});
-      posted_.erase(it);
-    }
-    const int k = f_count_[module]++;
-    REQUIRE(k < m_ / 2);
-    f_at_[module].push_back(static_cast<int>(run_.ops.size()));
-    run_.ops.push_back({OpKind::kForward, microbatch(module, k), module});
-  }
-  void backward_compute(int phase, bool enable_zb) {
-    const int module = phase ^ static_cast<int>(second_half_);
-    const int k = b_count_[module]++;
-    REQUIRE(k < f_count_[module]);
-    const int mb = microbatch(module, k);
-    b_at_[module].push_back(static_cast<int>(run_.ops.size()));
-    run_.ops.push_back({OpKind::kBackward, mb, module});
-    const ScheduledOp w{OpKind::kWeight, mb, module};
-    if (enable_zb)
-      store_.push_back({w});  // cache, then flush: one FIFO entry
-    else
-      run_.ops.push_back(w);  // weight gradients computed inside the backward
-  }
-
-  int m_;
-  bool second_half_;
-  bool remote_input_[2];  // whether module 0 / 1's forward input comes from another rank
-  bool remote_output_[2];  // whether module 0 / 1's forward output goes to another rank
-  std::vector<int> f_at_[2], b_at_[2];  // positions of each module's forwards and backwards
-  int sent_f_[2] = {0, 0};
-  int sent_b_[2] = {0, 0};
-  std::vector<Posted> posted_;
-  int f_count_[2] = {0, 0};
-  int b_count_[2] = {0, 0};
-  std::deque<std::vector<ScheduledOp>> store_;
-  RankRun run_;
-};
+using hetsim::testing::RankRun;
+using hetsim::testing::StepOracleRank;
 
 // DualPipe.step() for every rank; nullopt where it asserts.
 std::optional<std::vector<RankRun>> dualpipe_step(int p, int m) {
@@ -184,7 +69,9 @@ std::optional<std::vector<RankRun>> dualpipe_step(int p, int m) {
   for (int rank = 0; rank < p; ++rank) {
     const int half_rank = std::min(rank, p - 1 - rank);
     const bool is_middle_rank = rank == p / 2 - 1 || rank == p / 2;
-    DualPipeRank r(p, m, rank);
+    // Module 1's microbatches are our m/2.. ; the second half of the ranks runs the phases swapped.
+    const bool second_half = rank >= p / 2;
+    StepOracleRank r({m / 2, second_half, m / 2, {rank > 0, rank < p - 1}, {rank < p - 1, rank > 0}});
 
     for (int i = 0; i < (num_half_ranks - half_rank - 1) * 2; ++i) r.forward_chunk(0);
     r.recv_forward(0);

@@ -39,13 +39,12 @@
 // is a late send [the op, the last op run when it was posted].
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "base/error.hpp"
+#include "dualpipe_step_oracle.hpp"
 #include "schedule_test_support.hpp"
 #include "schedules/generators.hpp"
 #include "schedules/validator.hpp"
@@ -54,114 +53,8 @@ namespace {
 
 using hetsim::OpKind;
 using hetsim::ScheduledOp;
-
-struct RankRun {
-  std::vector<ScheduledOp> ops;
-  std::vector<int> pairs;
-  std::vector<hetsim::OpLink> early;
-  std::vector<hetsim::OpLink> late;
-};
-
-class DualPipeVRank {
- public:
-  DualPipeVRank(int p, int m, int rank)
-      : m_(m), remote_input_{rank > 0, rank < p - 1}, remote_output_{rank < p - 1, rank > 0} {}
-
-  void recv_forward(int phase) {
-    if (remote_input_[phase]) posted_.push_back({phase, -1});
-  }
-  void send_forward(int phase) {
-    const int module = phase;
-    if (remote_output_[module]) post_send(f_at_[module][sent_f_[module]++]);
-  }
-  void send_backward(int phase) {
-    const int module = phase;
-    if (remote_input_[module]) post_send(b_at_[module][sent_b_[module]++]);
-  }
-  void forward_chunk(int phase, bool recv = true, bool send = true) {
-    if (recv) recv_forward(phase);
-    commit();
-    forward_compute(phase);
-    if (send) send_forward(phase);
-  }
-  void backward_chunk(int phase, bool enable_zb = false, bool send = true) {
-    commit();
-    backward_compute(phase, enable_zb);
-    if (send) send_backward(phase);
-  }
-  void forward_backward_chunk(int phase0, int phase1, bool recv0 = true) {
-    if (recv0) recv_forward(phase0);
-    commit();
-    run_.pairs.push_back(static_cast<int>(run_.ops.size()));
-    forward_compute(phase0);
-    backward_compute(phase1, false);
-    send_forward(phase0);
-    send_backward(phase1);
-  }
-  void weight_chunk() {
-    commit();
-    REQUIRE_MESSAGE(!store_.empty(), "Pop empty queue.");
-    for (const ScheduledOp& op : store_.front()) run_.ops.push_back(op);
-    store_.pop_front();
-  }
-  bool store_empty() const { return store_.empty(); }
-  RankRun take() {
-    for (auto* links : {&run_.early, &run_.late})
-      std::sort(links->begin(), links->end(),
-                [](const hetsim::OpLink& a, const hetsim::OpLink& b) { return a.first < b.first; });
-    return std::move(run_);
-  }
-
- private:
-  struct Posted {
-    int module;
-    int committed_at;  // position of the op whose commit waited for it; -1: not yet
-  };
-  void post_send(int position) {
-    const int last = static_cast<int>(run_.ops.size()) - 1;
-    if (last > position) run_.late.push_back({position, last});
-  }
-  void commit() {
-    for (Posted& r : posted_)
-      if (r.committed_at < 0) r.committed_at = static_cast<int>(run_.ops.size());
-  }
-  void forward_compute(int phase) {
-    const auto it = std::find_if(posted_.begin(), posted_.end(),
-                                 [&](const Posted& r) { return r.module == phase; });
-    if (it != posted_.end()) {
-      if (it->committed_at < static_cast<int>(run_.ops.size()))
-        run_.early.push_back({it->committed_at, static_cast<int>(run_.ops.size())});
-      posted_.erase(it);
-    }
-    const int k = f_count_[phase]++;
-    REQUIRE(k < m_);
-    f_at_[phase].push_back(static_cast<int>(run_.ops.size()));
-    run_.ops.push_back({OpKind::kForward, k, phase});
-  }
-  void backward_compute(int phase, bool enable_zb) {
-    const int k = b_count_[phase]++;
-    REQUIRE(k < f_count_[phase]);
-    b_at_[phase].push_back(static_cast<int>(run_.ops.size()));
-    run_.ops.push_back({OpKind::kBackward, k, phase});
-    const ScheduledOp w{OpKind::kWeight, k, phase};
-    if (enable_zb)
-      store_.push_back({w});
-    else
-      run_.ops.push_back(w);
-  }
-
-  int m_;
-  bool remote_input_[2];  // whether module 0 / 1's forward input comes from another rank
-  bool remote_output_[2];  // whether module 0 / 1's forward output goes to another rank
-  std::vector<int> f_at_[2], b_at_[2];  // positions of each module's forwards and backwards
-  int sent_f_[2] = {0, 0};
-  int sent_b_[2] = {0, 0};
-  std::vector<Posted> posted_;
-  int f_count_[2] = {0, 0};
-  int b_count_[2] = {0, 0};
-  std::deque<std::vector<ScheduledOp>> store_;
-  RankRun run_;
-};
+using hetsim::testing::RankRun;
+using hetsim::testing::StepOracleRank;
 
 // DualPipeV.step() for every rank; nullopt where it asserts.
 std::optional<std::vector<RankRun>> dualpipev_step(int p, int m) {
@@ -169,7 +62,8 @@ std::optional<std::vector<RankRun>> dualpipev_step(int p, int m) {
   std::vector<RankRun> out;
   for (int rank = 0; rank < p; ++rank) {
     const bool is_last_rank = rank == p - 1;
-    DualPipeVRank r(p, m, rank);
+    // The phase is the module; each module runs all m microbatches.
+    StepOracleRank r({m, false, 0, {rank > 0, rank < p - 1}, {rank < p - 1, rank > 0}});
 
     for (int i = 0; i < (p - rank - 1) * 2; ++i) r.forward_chunk(0);
     r.recv_forward(0);
