@@ -271,4 +271,12 @@ void validate(const Timetable& t) {
   walk(t, located);
 }
 
+void validate(const Timetable& t, const std::string& file) {
+  try {
+    validate(t);
+  } catch (const ScheduleError& e) {
+    throw ScheduleError(file + ": " + e.what());
+  }
+}
+
 }  // namespace hetsim

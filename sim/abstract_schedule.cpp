@@ -1,6 +1,9 @@
 #include "sim/abstract_schedule.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "base/error.hpp"
 #include "models/chunk_cost.hpp"
@@ -8,10 +11,23 @@
 
 namespace hetsim {
 
+namespace {
+
+// Op times come from the command line as they are, so each is named by its flag.
+void require_time(const char* flag, double value, bool zero_allowed) {
+  if (std::isfinite(value) && (value > 0 || (zero_allowed && value == 0))) return;
+  throw PlanError(fmt::format("{} is {}; expected a finite time {} 0", flag, value, zero_allowed ? ">=" : ">"));
+}
+
+}  // namespace
+
 ScheduleReplay replay_schedule(const Timetable& timetable, const AbstractCosts& costs,
                                ReplayObserver* observer) {
-  if (!(costs.forward > 0) || !(costs.backward > 0) || costs.weight < 0 || costs.transfer < 0)
-    throw PlanError("op times need F > 0, B > 0, W >= 0 and transfer >= 0");
+  require_time("--f (forward time)", costs.forward, false);
+  require_time("--b (backward time)", costs.backward, false);
+  require_time("--w (weight-gradient time)", costs.weight, true);
+  require_time("--comm (transfer time)", costs.transfer, true);
+  require_time("--offload-time", costs.offload, false);
   if (timetable.split_backward && !(costs.weight > 0))
     throw PlanError("the " + timetable.kind + " timetable splits the backward into B and W: give W > 0");
   // A chunk op covers one slice of the model: 1/v of a stage when a microbatch's path visits

@@ -268,7 +268,7 @@ TEST_CASE("an overlapped pair of an F and its own backward is refused by validat
       R"({"ranks": 1, "microbatches": 1, "stage_of": [[0]], "ops": [["F0", "B0"]], )"
       R"("overlapped_pairs": [[0]]})");
   const std::string expected =
-      "timetable 'custom': overlapped_pairs[0] position 0 pairs F0 with B0 of the same chunk, its "
+      file + ": timetable 'custom': overlapped_pairs[0] position 0 pairs F0 with B0 of the same chunk, its "
       "own backward; a pair's B must not need the F it runs with";
   CHECK(error_of("validate " + file, scratch) == expected);
   CHECK(error_of("schedule --timetable " + file, scratch) == expected);
@@ -285,4 +285,31 @@ TEST_CASE("a timetable declaring more microbatches than its ops can hold is refu
              "microbatch runs an F and a B on every stage (1 here)";
   CHECK(error_of("validate " + file, scratch) == expected);
   CHECK(error_of("schedule --timetable " + file, scratch) == expected);
+}
+
+TEST_CASE("a DualPipe timetable with two ranks' rows swapped is refused alike by validate and schedule") {
+  // Rank 0 and rank 3 hold mirrored halves of the V; swapped, rank 0's first F needs an op that
+  // rank 1 only runs after one that waits on rank 0. Both commands name the file and the first
+  // op of the wait-for cycle, which has not run.
+  Scratch scratch;
+  const std::string exported = (scratch.path / "dualpipe.json").string();
+  REQUIRE(run_hetsim("schedule --kind dualpipe --pp 4 --mb 8 --vpp 2 --w 1 --export " + exported, scratch.path)
+              .exit_code == 0);
+  std::ifstream in(exported);
+  nlohmann::json timetable = nlohmann::json::parse(in);
+  std::swap(timetable["ops"][0], timetable["ops"][3]);
+  const std::string file = write_file(scratch, "swapped.json", timetable.dump());
+  const std::string message = error_of("validate " + file, scratch);
+  CHECK(message.rfind(file + ": timetable 'dualpipe' deadlocks: F(mb 4, stage 7) on rank 0 waits for "
+                             "F(mb 4, stage 6) on rank 1",
+                      0) == 0);
+  CHECK(error_of("schedule --w 1 --timetable " + file, scratch) == message);
+}
+
+TEST_CASE("schedule's op times are finite, named by their flags, and --json goes alone") {
+  Scratch scratch;
+  CHECK(error_of("schedule --f inf", scratch) == "--f (forward time) is inf; expected a finite time > 0");
+  CHECK(error_of("schedule --comm nan", scratch) == "--comm (transfer time) is nan; expected a finite time >= 0");
+  CHECK(error_of("schedule --json --text", scratch) ==
+        "--json and --text both print to standard output; give one (--svg draws the schedule to a file)");
 }

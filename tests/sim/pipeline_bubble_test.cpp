@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <limits>
 
 #include "base/error.hpp"
 #include "schedules/generators.hpp"
@@ -72,9 +73,19 @@ TEST_CASE("a replay that cannot finish names what waits for what") {
       SimulationError);
 }
 
-TEST_CASE("op times must be positive") {
+TEST_CASE("op times must be finite and positive, each named by its flag") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{0, 1, 0, 0}),
-                       "op times need F > 0, B > 0, W >= 0 and transfer >= 0", PlanError);
+                       "--f (forward time) is 0; expected a finite time > 0", PlanError);
+  CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{inf, 1, 0, 0}),
+                       "--f (forward time) is inf; expected a finite time > 0", PlanError);
+  CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{1, 1, nan, 0}),
+                       "--w (weight-gradient time) is nan; expected a finite time >= 0", PlanError);
+  CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{1, 1, 0, nan}),
+                       "--comm (transfer time) is nan; expected a finite time >= 0", PlanError);
+  CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{1, 1, 0, 0, 0.5, inf}),
+                       "--offload-time is inf; expected a finite time > 0", PlanError);
 }
 
 TEST_CASE("the three bubble definitions on 1F1B") {

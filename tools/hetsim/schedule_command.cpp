@@ -64,8 +64,14 @@ Timetable generate(const ScheduleArgs& args) {
 }
 
 void run(const ScheduleArgs& args) {
+  // Both print to standard output, and a grid inside the JSON would make it unreadable to parsers.
+  if (args.json && args.text)
+    throw Error("--json and --text both print to standard output; give one (--svg draws the schedule to a file)");
   const Timetable timetable = args.timetable.empty() ? generate(args) : load_timetable(args.timetable);
-  validate(timetable);
+  if (args.timetable.empty())
+    validate(timetable);
+  else
+    validate(timetable, args.timetable);
   TimedOpCollector collector;
   const ScheduleReplay result = replay_schedule(timetable, args.costs, &collector);
   if (!args.export_path.empty()) write_file(args.export_path, timetable_to_json(timetable).dump(1) + "\n");

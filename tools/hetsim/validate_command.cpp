@@ -53,7 +53,7 @@ void validate_file(const std::string& path) {
                cluster.gpu_count(), cluster.node_count(), cluster.sites().size());
   } else if (doc.contains("ops")) {  // stage_of is optional (looped placement)
     const Timetable t = timetable_from_json(doc, path);
-    validate(t);
+    validate(t, path);
     fmt::print("{}: valid timetable \"{}\": {} ranks, {} microbatches, {} chunks per rank\n", path,
                t.kind, t.ranks, t.microbatches, t.chunks_per_rank);
   } else if (doc.contains("hidden_size") || doc.contains("n_embd")) {
