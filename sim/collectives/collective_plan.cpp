@@ -13,6 +13,16 @@ namespace hetsim {
 
 namespace {
 
+int pipeline_chunks(double bytes) {
+  const double wanted = std::ceil(bytes / kPipelineChunkBytes);
+  return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(kMaxPipelineChunks)));
+}
+
+// Transfers of `steps` ring steps on each of `rings` rings of `ring_size` GPUs (ring_phase).
+double ring_phase_transfers(double rings, double ring_size, double steps) {
+  return ring_size < 2 || steps <= 0 ? 0 : rings * ring_size * steps;
+}
+
 // Appends transfers and remembers, per GPU, its last send and last receive, so that the first
 // transfer of a GPU in the next phase waits for what the GPU already had to do.
 class PlanBuilder {
@@ -134,10 +144,6 @@ class PlanBuilder {
     }
   }
 
-  static int pipeline_chunks(double bytes) {
-    const double wanted = std::ceil(bytes / kPipelineChunkBytes);
-    return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(kMaxPipelineChunks)));
-  }
 
  private:
   CollectivePlan& plan_;
@@ -228,9 +234,40 @@ std::vector<std::vector<GpuId>> ring_channels(const Cluster& cluster, const std:
   return channels;
 }
 
+double planned_transfer_count(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
+                              const std::vector<GpuId>& gpus, double bytes) {
+  const double n = static_cast<double>(gpus.size());
+  if (algo == CollectiveAlgo::kTree) return 2 * pipeline_chunks(bytes / 2) * 2 * (n - 1);
+  if (algo == CollectiveAlgo::kHierarchical) {
+    const auto nodes = gpus_by_node(cluster, gpus);
+    const double g = static_cast<double>(nodes.front().size());
+    const double m = static_cast<double>(nodes.size());
+    const double intra_phases = op == CollectiveOp::kAllReduce ? 2 : 1;
+    const double inter_steps = op == CollectiveOp::kAllReduce ? 2 * (m - 1) : m - 1;
+    return intra_phases * ring_phase_transfers(m, g, g - 1) + ring_phase_transfers(g, m, inter_steps);
+  }
+  const double channels = static_cast<double>(ring_channels(cluster, gpus).size());
+  switch (op) {
+    case CollectiveOp::kAllReduce: return ring_phase_transfers(channels, n, 2 * (n - 1));
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather: return ring_phase_transfers(channels, n, n - 1);
+    case CollectiveOp::kBroadcast: return pipeline_chunks(bytes) * (n - 1);
+    case CollectiveOp::kSend: return 1;
+    case CollectiveOp::kAllToAll: return n * (n - 1);
+  }
+  return 0;
+}
+
 CollectivePlan plan_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
                                const std::vector<GpuId>& gpus, double bytes) {
   check_collective(cluster, op, algo, gpus, bytes);
+  const double transfers = planned_transfer_count(cluster, op, algo, gpus, bytes);
+  if (transfers > kMaxFlowTransfers)
+    throw Error(fmt::format(
+        "{} {} over {} GPUs is {:.0f} point-to-point transfers; the flow simulation takes at most "
+        "{:.0f} (about 1 GiB of memory); give fewer GPUs, --algo hierarchical, or --alpha-beta for "
+        "the closed form",
+        to_string(op), to_string(algo), gpus.size(), transfers, kMaxFlowTransfers));
   CollectivePlan plan;
   PlanBuilder build(plan);
   const int n = static_cast<int>(gpus.size());

@@ -44,10 +44,23 @@ struct CollectivePlan {
 inline constexpr double kPipelineChunkBytes = 4.0 * 1024 * 1024;
 inline constexpr int kMaxPipelineChunks = 64;
 
+// The most transfers a flow simulation is built for. Each costs about 210 bytes across the plan,
+// its dependency lists and the network's flow state (measured with `hetsim collective --cluster
+// topologies/clusters/dgx-h100-2048node.json --gpus 256`: 1,044,480 transfers, 215 MiB peak
+// resident), so the bound keeps the process under 1 GiB and well under a minute (a 512-GPU ring
+// all-reduce, 4.2 million transfers, still runs); beyond it the alpha-beta closed form answers.
+inline constexpr double kMaxFlowTransfers = 5e6;
+
+// How many transfers plan_collective builds for these arguments, computed without building them
+// (after check_collective has accepted them).
+double planned_transfer_count(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
+                              const std::vector<GpuId>& gpus, double bytes);
+
 // Builds the transfers of `op` with `algo` over `gpus` (in ring order; the first GPU is the root
 // of a broadcast and the sender of a send) for a message of `bytes` as nccl-tests sizes it
 // (collective.hpp). Throws Error for a combination that does not exist (tree only does
-// all-reduce, as in NCCL; hierarchical needs the same number of the group's GPUs in every node).
+// all-reduce, as in NCCL; hierarchical needs the same number of the group's GPUs in every node)
+// and, before allocating anything, for a plan of more than kMaxFlowTransfers transfers.
 CollectivePlan plan_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
                                const std::vector<GpuId>& gpus, double bytes);
 

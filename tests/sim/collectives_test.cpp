@@ -205,6 +205,46 @@ TEST_CASE("collectives that do not exist are refused with a reason") {
                        Error);
 }
 
+TEST_CASE("the transfer count is known before a plan is built, and a plan too big to simulate is refused") {
+  const Cluster& c = dgx_h100_4node();
+  struct Case {
+    CollectiveOp op;
+    CollectiveAlgo algo;
+    int gpus;
+    double bytes;
+  };
+  const Case cases[] = {{CollectiveOp::kAllReduce, CollectiveAlgo::kRing, 32, kGiB},
+                        {CollectiveOp::kReduceScatter, CollectiveAlgo::kRing, 8, kGiB},
+                        {CollectiveOp::kAllGather, CollectiveAlgo::kRing, 12, 1},
+                        {CollectiveOp::kAllToAll, CollectiveAlgo::kRing, 32, kGiB},
+                        {CollectiveOp::kBroadcast, CollectiveAlgo::kRing, 16, 100 * 1024 * 1024},
+                        {CollectiveOp::kSend, CollectiveAlgo::kRing, 2, kGiB},
+                        {CollectiveOp::kAllReduce, CollectiveAlgo::kTree, 32, kGiB},
+                        {CollectiveOp::kAllReduce, CollectiveAlgo::kHierarchical, 32, kGiB},
+                        {CollectiveOp::kReduceScatter, CollectiveAlgo::kHierarchical, 16, kGiB},
+                        {CollectiveOp::kAllGather, CollectiveAlgo::kHierarchical, 32, 1}};
+  for (const Case& k : cases) {
+    CAPTURE(to_string(k.op));
+    CAPTURE(to_string(k.algo));
+    const std::vector<GpuId> gpus = first_gpus(k.gpus);
+    CHECK(planned_transfer_count(c, k.op, k.algo, gpus, k.bytes) ==
+          static_cast<double>(plan_collective(c, k.op, k.algo, gpus, k.bytes).transfers.size()));
+  }
+  // 4 nodes of 8: a flat ring all-reduce is 8 channels x 32 GPUs x 62 steps = 15,872 transfers, an
+  // all-to-all 32 x 31; the bound keeps 16,384 GPUs (8 x 16,384 x 32,766) from being allocated.
+  CHECK(planned_transfer_count(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, first_gpus(32), 1) == 15872);
+  const Cluster big = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/topologies/clusters/dgx-h100-2048node.json",
+                                   {"h100-sxm"});
+  CHECK_THROWS_WITH_AS(
+      plan_collective(big, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, first_gpus(16384), kGiB),
+      "all-reduce ring over 16384 GPUs is 4294705152 point-to-point transfers; the flow simulation "
+      "takes at most 5000000 (about 1 GiB of memory); give fewer GPUs, --algo hierarchical, or "
+      "--alpha-beta for the closed form",
+      Error);
+  CHECK_THROWS_AS(plan_collective(big, CollectiveOp::kAllToAll, CollectiveAlgo::kRing, first_gpus(4096), kGiB),
+                  Error);
+}
+
 TEST_CASE("binary trees are balanced") {
   CHECK(binary_tree_depth(1) == 0);
   CHECK(binary_tree_depth(7) == 2);
