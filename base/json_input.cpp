@@ -255,6 +255,12 @@ double JsonInput::non_negative(const std::string& key) const {
   return v;
 }
 
+double JsonInput::between(const std::string& key, double low, double high) const {
+  const double v = number(key);
+  if (!(v >= low && v <= high)) at(key).fail(fmt::format("a number between {:g} and {:g}", low, high));
+  return v;
+}
+
 double JsonInput::non_negative_or(const std::string& key, double fallback) const {
   return has(key) ? non_negative(key) : fallback;
 }

@@ -41,6 +41,7 @@ class JsonInput {
   double positive(const std::string& key) const;       // > 0
   double non_negative(const std::string& key) const;   // >= 0
   double non_negative_or(const std::string& key, double fallback) const;
+  double between(const std::string& key, double low, double high) const;  // low <= v <= high
   long long integer(const std::string& key) const;
   long long integer_or(const std::string& key, long long fallback) const;
   long long positive_integer(const std::string& key) const;

@@ -106,10 +106,11 @@ TEST_CASE("a field of the wrong type") {
 
 TEST_CASE("zero and negative bandwidths") {
   CHECK(run_error("--cluster " + kBad + "cluster_zero_bandwidth.json") ==
-        kBad + "cluster_zero_bandwidth.json: /sites/0/node_groups/0/nic/bandwidth_Gbps: got 0; expected a number > 0");
+        kBad + "cluster_zero_bandwidth.json: /sites/0/node_groups/0/nic/bandwidth_Gbps: got 0; expected a number "
+               "between 1e-06 and 1e+07");
   CHECK(run_error("--cluster " + kBad + "cluster_negative_bandwidth.json") ==
         kBad + "cluster_negative_bandwidth.json: /sites/0/node_groups/0/intra_node/bandwidth_GBps: got "
-               "-450; expected a number > 0");
+               "-450; expected a number between 1.25e-07 and 1.25e+06");
 }
 
 TEST_CASE("an unknown GPU type suggests the nearest known one") {

@@ -92,26 +92,40 @@ TEST_CASE("a value of the wrong type") {
   CHECK(end.message == end.path + ": /wan_links/0/sites/1: got 2; expected a site name (a string)");
 }
 
-TEST_CASE("zero or negative bandwidth, negative latency") {
+TEST_CASE("bandwidths and latencies outside what a real link has") {
   const Outcome zero = load_edited("zero-bw.json", [](json& d) {
     d["sites"][0]["node_groups"][0]["intra_node"]["bandwidth_GBps"] = 0;
   });
-  CHECK(zero.message ==
-        zero.path + ": /sites/0/node_groups/0/intra_node/bandwidth_GBps: got 0; expected a number > 0");
+  CHECK(zero.message == zero.path +
+                            ": /sites/0/node_groups/0/intra_node/bandwidth_GBps: got 0; expected a number "
+                            "between 1.25e-07 and 1.25e+06");
   const Outcome negative = load_edited("negative-bw.json", [](json& d) {
     d["wan_links"][0]["bandwidth_Gbps"] = -100;
   });
   CHECK(negative.message ==
-        negative.path + ": /wan_links/0/bandwidth_Gbps: got -100; expected a number > 0");
+        negative.path + ": /wan_links/0/bandwidth_Gbps: got -100; expected a number between 1e-06 and 1e+07");
+  // A denormal bandwidth is > 0 but made every route through it cost infinity.
+  const Outcome tiny = load_edited("denormal-bw.json", [](json& d) {
+    d["sites"][1]["node_groups"][0]["nic"]["bandwidth_Gbps"] = 1e-320;
+  });
+  CHECK(tiny.message == tiny.path +
+                            ": /sites/1/node_groups/0/nic/bandwidth_Gbps: got 1e-320; expected a "
+                            "number between 1e-06 and 1e+07");
   const Outcome latency = load_edited("negative-latency.json", [](json& d) {
     d["sites"][1]["fabric"]["latency_us"] = -1.5;
   });
   CHECK(latency.message ==
         latency.path + ": /sites/1/fabric/latency_us: got -1.5; expected a number >= 0");
+  const Outcome slow = load_edited("huge-nic-latency.json", [](json& d) {
+    d["sites"][0]["node_groups"][0]["nic"]["latency_us"] = 24e9;
+  });
+  CHECK(slow.message == slow.path +
+                            ": /sites/0/node_groups/0/nic/latency_us: got 24000000000.0; expected a number "
+                            "between 0 and 1e+07");
   const Outcome wan = load_edited("negative-wan-latency.json", [](json& d) {
     d["wan_links"][0]["latency_ms"] = -20;
   });
-  CHECK(wan.message == wan.path + ": /wan_links/0/latency_ms: got -20; expected a number >= 0");
+  CHECK(wan.message == wan.path + ": /wan_links/0/latency_ms: got -20; expected a number between 0 and 10000");
 }
 
 TEST_CASE("an unknown GPU type suggests the nearest catalog name") {

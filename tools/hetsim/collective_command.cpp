@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "base/error.hpp"
+#include "base/report_json.hpp"
 #include "models/gpu_catalog.hpp"
 #include "sim/collectives/alpha_beta.hpp"
 #include "sim/collectives/collective_plan.hpp"
@@ -120,7 +121,7 @@ void run(const CollectiveArgs& args) {
                           {"algbw_GBps", algbw / 1e9},
                           {"busbw_GBps", busbw / 1e9}};
     out.update(extra);
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", dump_report(out, 2));
     return;
   }
   fmt::print("{} {} over {} GPUs of {} ({}), {:.0f} bytes\n", to_string(op), to_string(algo), n,

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "base/error.hpp"
+#include "base/report_json.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/transformer_config.hpp"
 #include "schedules/generators.hpp"
@@ -105,15 +106,17 @@ void run(RunArgs& args) {
   const RunResult result = simulate_training(cluster, catalog, model, options, trace.get());
   log->info("replayed {} events, {} transfers; layers per stage {}", result.events, result.transfers,
             fmt::join(result.layers_per_stage, ","));
+  RunContext context{args.cluster, args.model, model.name, cluster.gpu_count(), 0, args.trace};
+  context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  // Checked in both output modes, and before the trace lands, so a figure that is not finite
+  // leaves no output behind.
+  const std::string report_json = dump_report(run_report_json(result, context), 2);
   if (trace) {
     trace->commit();
     log->info("trace: {} events written to {}", trace->events_written(), args.trace);
   }
-
-  RunContext context{args.cluster, args.model, model.name, cluster.gpu_count(), 0, args.trace};
-  context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (args.json)
-    fmt::print("{}\n", run_report_json(result, context).dump(2));
+    fmt::print("{}\n", report_json);
   else
     fmt::print("{}", run_report_table(result, context));
 }

@@ -5,6 +5,7 @@
 
 #include "base/atomic_file.hpp"
 #include "base/error.hpp"
+#include "base/report_json.hpp"
 #include "schedules/generators.hpp"
 #include "schedules/timetable_json.hpp"
 #include "schedules/validator.hpp"
@@ -95,7 +96,7 @@ void run(const ScheduleArgs& args) {
                                 {"max_rank_idle", result.max_rank_idle},
                                 {"peak_activations", result.peak_activations},
                                 {"events", result.events}};
-    fmt::print("{}\n", report.dump(2));
+    fmt::print("{}\n", dump_report(report, 2));
   } else {
     fmt::print("{} schedule, p={} m={} v={}: makespan {:.6g}\n", timetable.kind, timetable.ranks,
                timetable.microbatches, timetable.chunks_per_rank, result.makespan);

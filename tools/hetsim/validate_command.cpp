@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "base/error.hpp"
+#include "base/report_json.hpp"
 #include "base/json_input.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/transformer_config.hpp"
@@ -75,7 +76,7 @@ struct ValidateArgs {
 void run_suite(bool json) {
   const validation::SuiteResult result = validation::run_suite(data_directory());
   if (json)
-    fmt::print("{}\n", validation::suite_json(result).dump(2));
+    fmt::print("{}\n", dump_report(validation::suite_json(result), 2));
   else
     fmt::print("{}", validation::suite_table(result));
 }

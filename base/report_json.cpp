@@ -1,0 +1,51 @@
+#include "base/report_json.hpp"
+
+#include <cmath>
+#include <optional>
+
+#include "base/error.hpp"
+
+namespace hetsim {
+
+namespace {
+
+// RFC 6901 escaping of one reference token.
+std::string pointer_token(const std::string& key) {
+  std::string token;
+  for (char c : key) {
+    if (c == '~') token += "~0";
+    else if (c == '/') token += "~1";
+    else token += c;
+  }
+  return token;
+}
+
+// The first value that JSON cannot hold (non-finite number) or that reads as missing (null), as
+// "POINTER is VALUE". Reports are a few levels deep, so recursion is bounded by their shape.
+std::optional<std::string> first_unwritable(const nlohmann::json& value, const std::string& pointer) {
+  if (value.is_null()) return pointer + " is null";
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double x = value.get<double>();
+    return pointer + " is " + (std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+  }
+  if (value.is_object()) {
+    for (const auto& [key, child] : value.items())
+      if (auto found = first_unwritable(child, pointer + "/" + pointer_token(key))) return found;
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i)
+      if (auto found = first_unwritable(value[i], pointer + "/" + std::to_string(i))) return found;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string dump_report(const nlohmann::json& report, int indent) {
+  if (const auto found = first_unwritable(report, ""))
+    throw SimulationError("report " + *found +
+                          "; expected a finite figure (an input at the edge of its range, such as a "
+                          "near-zero bandwidth or an extreme profile row, made it so)");
+  return report.dump(indent);
+}
+
+}  // namespace hetsim
