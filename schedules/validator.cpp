@@ -272,6 +272,7 @@ void validate(const Timetable& t) {
 }
 
 void validate(const Timetable& t, const std::string& file) {
+  if (file.empty()) return validate(t);
   try {
     validate(t);
   } catch (const ScheduleError& e) {

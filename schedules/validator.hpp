@@ -10,7 +10,8 @@ namespace hetsim {
 
 void validate(const Timetable& timetable);
 
-// The same for a timetable read from `file`: the error starts with the file's name.
+// The same for a timetable read from `file`: the error starts with the file's name (none when
+// `file` is empty).
 void validate(const Timetable& timetable, const std::string& file);
 
 }  // namespace hetsim

@@ -152,11 +152,11 @@ Timetable build_timetable(const Cluster& cluster, const GpuCatalog& catalog,
     const int segments = plan.microbatches() * t.sequence_splits;
     if (t.ranks != plan.pp || t.microbatches != segments)
       throw PlanError(fmt::format(
-          "the timetable has {} ranks and {} microbatches; the plan needs pp {} and {} microbatches "
+          "{}: the timetable has {} ranks and {} microbatches; the plan needs pp {} and {} microbatches "
           "(gbs / (mbs x dp){})",
-          t.ranks, t.microbatches, plan.pp, segments,
+          options.timetable_file.empty() ? "--timetable" : options.timetable_file, t.ranks, t.microbatches, plan.pp, segments,
           t.sequence_splits > 1 ? fmt::format(" x {} sequence splits", t.sequence_splits) : ""));
-    validate(t);
+    validate(t, options.timetable_file);
     return t;
   }
   if (options.sequence_splits > 1 && plan.vpp > 1)

@@ -23,6 +23,7 @@ struct RunOptions {
   ParallelPlan plan;                    // dp is derived from the cluster; the field is ignored
   std::string schedule = "1f1b";        // timetable generator kind
   std::optional<Timetable> timetable;   // replaces the generator when set
+  std::string timetable_file;           // where `timetable` came from, named in its errors
   int sequence_splits = 1;              // Seq1F1B's k (--seq-splits)
   // Geo-distributed training: activations and gradients crossing a WAN link are compressed by
   // this ratio at the sender (--wan-compression), and data-parallel replicas synchronise every

@@ -138,8 +138,15 @@ TEST_CASE("an unrunnable timetable names the ops in its cycle") {
   const std::string message =
       run_error("--tp 8 --pp 2 --gbs 4 --timetable " + kBad + "deadlock_timetable.json");
   INFO(message);
+  CHECK(message.rfind(kBad + "deadlock_timetable.json: timetable", 0) == 0);
   CHECK(message.find("F(mb 1, stage 1) on rank 1") != std::string::npos);
   CHECK(message.find("B(mb 0, stage 1) on rank 1") != std::string::npos);
+}
+
+TEST_CASE("a timetable that does not fit the plan is named") {
+  CHECK(run_error("--timetable " + kBad + "deadlock_timetable.json") ==
+        kBad + "deadlock_timetable.json: the timetable has 2 ranks and 2 microbatches; the plan needs pp 2 and 16 "
+               "microbatches (gbs / (mbs x dp))");
 }
 
 TEST_CASE("an unknown option is refused with a non-zero exit") {

@@ -93,7 +93,10 @@ void run(RunArgs& args) {
   }
   // Megatron-LM runs the interleaved schedule whenever the model is cut into virtual stages.
   if (options.plan.vpp > 1 && !args.schedule_given) options.schedule = "interleaved";
-  if (!args.timetable.empty()) options.timetable = load_timetable(args.timetable);
+  if (!args.timetable.empty()) {
+    options.timetable = load_timetable(args.timetable);
+    options.timetable_file = args.timetable;
+  }
 
   // The trace needs the placement before the replay starts; the plan check runs twice, cheaply.
   ParallelPlan placed = options.plan;
