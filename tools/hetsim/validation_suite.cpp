@@ -55,35 +55,47 @@ ValidationCase korthikanti(const std::string& model, bool present_work, double s
   return c;
 }
 
+// Narayanan et al. 2021 (arXiv:2104.04473), Table 1: weak scaling of GPT models on Selene,
+// achieved TFLOP/s per GPU counting recomputation (the paper's FLOP formula). Each row is run as
+// NVIDIA/Megatron-LM examples/sc21/run_table_1.sh runs it: its tensor and pipeline size, micro
+// and global batch, full recomputation (--activations-checkpoint-method uniform) and, for 76B to
+// 530B, --num-layers-per-virtual-pipeline-stage (interleaving depth = layers per rank / that).
+ValidationCase narayanan(const std::string& model, double tflops_per_gpu, int heads, int hidden, int layers,
+                         int tp, int pp, int vpp, int gpus, int global_batch, int micro_batch) {
+  ValidationCase c;
+  c.paper = kNarayanan;
+  c.row = fmt::format("Table 1, {}, {} GPUs", model, gpus);
+  c.source = "arXiv:2104.04473 Table 1; run from NVIDIA/Megatron-LM examples/sc21/run_table_1.sh (MODEL_SIZE=" +
+             model + ")";
+  c.metric = Metric::kTflopsPerGpu;
+  c.measured = tflops_per_gpu;
+  c.layers = layers;
+  c.hidden = hidden;
+  c.heads = heads;
+  c.gpus = gpus;
+  c.tp = tp;
+  c.pp = pp;
+  c.vpp = vpp;
+  c.micro_batch = micro_batch;
+  c.global_batch = global_batch;
+  c.recompute = Recompute::kFull;
+  return c;
+}
+
 std::vector<ValidationCase> make_cases() {
   std::vector<ValidationCase> cases;
-  // Narayanan et al. 2021, Table 1, last row: 1,008B parameters (128 layers, hidden 25,600, 160
-  // heads), tensor 8 x pipeline 64 on 3,072 GPUs, batch 3,072. The measured figure is the
-  // paper's abstract, "502 petaFLOP/s on 3072 GPUs" (502e15 / 3072 = 163.4 TFLOP/s per GPU; the
-  // table rounds it to 163). Micro-batch 1, full recomputation (--recompute-method uniform),
-  // no interleaving, as Megatron-LM's examples/sc21/run_table_1.sh runs the row (MODEL_SIZE=1T,
-  // 384 nodes). The other nine rows are left out: their per-row figures were not found in a
-  // citable text.
-  {
-    ValidationCase c;
-    c.paper = kNarayanan;
-    c.row = "Table 1, 1008B (1T), 3072 GPUs";
-    c.source =
-        "arXiv:2104.04473 abstract: 502 petaFLOP/s on 3072 GPUs; run from NVIDIA/Megatron-LM "
-        "examples/sc21/run_table_1.sh (MODEL_SIZE=1T)";
-    c.metric = Metric::kTflopsPerGpu;
-    c.measured = 502e3 / 3072;
-    c.layers = 128;
-    c.hidden = 25600;
-    c.heads = 160;
-    c.gpus = 3072;
-    c.tp = 8;
-    c.pp = 64;
-    c.micro_batch = 1;
-    c.global_batch = 3072;
-    c.recompute = Recompute::kFull;
-    cases.push_back(c);
-  }
+  cases.push_back(narayanan("1.7B", 137, 24, 2304, 24, 1, 1, 1, 32, 512, 16));
+  cases.push_back(narayanan("3.6B", 138, 32, 3072, 30, 2, 1, 1, 64, 512, 16));
+  cases.push_back(narayanan("7.5B", 142, 32, 4096, 36, 4, 1, 1, 128, 512, 16));
+  cases.push_back(narayanan("18B", 135, 48, 6144, 40, 8, 1, 1, 256, 1024, 8));
+  cases.push_back(narayanan("39B", 138, 64, 8192, 48, 8, 2, 1, 512, 1536, 4));
+  cases.push_back(narayanan("76B", 140, 80, 10240, 60, 8, 4, 3, 1024, 1792, 2));
+  cases.push_back(narayanan("145B", 148, 96, 12288, 80, 8, 8, 2, 1536, 2304, 2));
+  cases.push_back(narayanan("310B", 155, 128, 16384, 96, 8, 16, 2, 1920, 2160, 1));
+  cases.push_back(narayanan("530B", 163, 128, 20480, 105, 8, 35, 3, 2520, 2520, 1));
+  // The last row's figure is the abstract's "502 petaFLOP/s on 3072 GPUs" (502e15 / 3072 = 163.4
+  // TFLOP/s per GPU; the table rounds it to 163).
+  cases.push_back(narayanan("1T", 502e3 / 3072, 160, 25600, 128, 8, 64, 1, 3072, 3072, 1));
   for (const bool present : {false, true}) {
     cases.push_back(korthikanti("22B", present, present ? 1.10 : 1.42, 48, 6144, 64, 8, 1, 1, 4, 4));
     cases.push_back(korthikanti("175B", present, present ? 13.75 : 18.13, 96, 12288, 96, 8, 8, 3, 64, 1));
