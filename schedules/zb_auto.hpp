@@ -20,8 +20,8 @@ struct ZbAutoOptions {
   double weight_memory_share = 1.0;
 };
 
-// The searched schedule bounds p x m: 8 heuristic runs place 3pm ops each, and beyond this many
-// placements the search no longer finishes in seconds (BENCHMARKS.md: p = 256, m = 1024).
+// The search's size bound: 8 heuristic runs place 3pm ops each; p = 256, m = 1024 (6.3 M
+// placements) takes about a second (BENCHMARKS.md), so this many keeps it within seconds.
 inline constexpr double kZbAutoMaxOpPlacements = 8e6;
 
 // The best of the paper's heuristic over its grid of three binary choices (8 runs), and ZB-H1 and
