@@ -166,8 +166,7 @@ class Heuristic {
   // finish F (and the W's its memory needs first) before stage s+1 is done with its next F and B,
   // and waiting would not grow the largest bubble.
   bool skips_forward(int s) const {
-    const double next_done =
-        free_at_[s + 1] + o_.forward_s + o_.backward_s + o_.transfer_s;
+    const double next_done = free_at_[s + 1] + o_.forward_s + o_.backward_s + o_.transfer_s;
     if (free_at_[s] >= next_done) return true;
     double memory = memory_[s] + 1.0;
     double weights_s = 0.0;
@@ -245,9 +244,9 @@ void check_options(int ranks, int microbatches, const ZbAutoOptions& options) {
         fmt::format("zb-auto: memory limit must be >= 1 microbatch, or 0 for 2p-1 = {} (got {})",
                     2 * ranks - 1, options.memory_limit));
   if (!(options.weight_memory_share >= 0.0 && options.weight_memory_share <= 1.0))
-    throw PlanError(fmt::format(
-        "zb-auto: weight memory share M_W/M_B must be in [0, 1] (got {}), e.g. 1",
-        options.weight_memory_share));
+    throw PlanError(
+        fmt::format("zb-auto: weight memory share M_W/M_B must be in [0, 1] (got {}), e.g. 1",
+                    options.weight_memory_share));
   const double placements = 8.0 * 3.0 * ranks * static_cast<double>(microbatches);
   if (placements > kZbAutoMaxOpPlacements)
     throw PlanError(fmt::format(

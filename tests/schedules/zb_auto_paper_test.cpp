@@ -19,11 +19,11 @@ struct PaperRow {
   int p;
   int m;
   double f_ms, b_ms, w_ms, comm_ms;  // Table 9
-  int hidden;                         // Table 3 (h)
-  int heads;                          // Table 3 (a)
-  double zb_h2;                       // Table 5
-  double zb_1p;                       // Table 5
-  double zb_2p;                       // Table 5
+  int hidden;                        // Table 3 (h)
+  int heads;                         // Table 3 (a)
+  double zb_h2;                      // Table 5
+  double zb_1p;                      // Table 5
+  double zb_2p;                      // Table 5
 };
 
 // Table 9 times in ms, Table 3 shapes, Table 5 bubble rates (ZB-H2, ZB-1p, ZB-2p).

@@ -59,7 +59,8 @@ TEST_CASE("dualpipe and dualpipev: the replay matches the abstract schedule for 
         const Timetable dual = make_dualpipe(p, m);
         const Timetable dual_v = make_dualpipe_v(p, m);
         // DualPipe's chunks are whole stages (its two paths each visit p), DualPipeV's halves.
-        for (const auto& [t, scale] : {std::pair<const Timetable&, double>{dual, 1.0}, {dual_v, 2.0}}) {
+        for (const auto& [t, scale] :
+             {std::pair<const Timetable&, double>{dual, 1.0}, {dual_v, 2.0}}) {
           INFO(t.kind << " p=" << p << " m=" << m << " F=" << c.f << " b=" << c.b << " w=" << c.w
                       << " transfer=" << c.transfer);
           const ScheduleReplay r =
