@@ -26,16 +26,30 @@ std::vector<std::vector<char>> pair_starts(const Timetable& t) {
   return starts;
 }
 
-std::vector<std::vector<int>> early_receive_targets(const Timetable& t) {
+namespace {
+
+// [rank][position] -> the `second` of the link whose `first` is that position, else -1.
+std::vector<std::vector<int>> link_targets(const Timetable& t,
+                                           const std::vector<std::vector<OpLink>>& links) {
   std::vector<std::vector<int>> targets(t.ops.size());
   for (std::size_t rank = 0; rank < t.ops.size(); ++rank) {
     targets[rank].assign(t.ops[rank].size(), -1);
-    if (rank < t.early_receives.size())
-      for (const OpLink& e : t.early_receives[rank])
+    if (rank < links.size())
+      for (const OpLink& e : links[rank])
         if (e.first >= 0 && static_cast<std::size_t>(e.first) < targets[rank].size())
           targets[rank][e.first] = e.second;
   }
   return targets;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> early_receive_targets(const Timetable& t) {
+  return link_targets(t, t.early_receives);
+}
+
+std::vector<std::vector<int>> late_send_targets(const Timetable& t) {
+  return link_targets(t, t.late_sends);
 }
 
 std::vector<std::vector<int>> looped_stage_map(int ranks, int chunks_per_rank) {

@@ -102,6 +102,9 @@ std::vector<std::vector<char>> pair_starts(const Timetable& t);
 // [rank][position] -> the position whose inputs the op there also waits for (from
 // early_receives), else -1.
 std::vector<std::vector<int>> early_receive_targets(const Timetable& t);
+// [rank][position] -> the position after which the op there sends its outputs to other ranks
+// (from late_sends), else -1.
+std::vector<std::vector<int>> late_send_targets(const Timetable& t);
 
 // Megatron-LM's placement: virtual stage of (rank, chunk) is chunk * ranks + rank.
 std::vector<std::vector<int>> looped_stage_map(int ranks, int chunks_per_rank);

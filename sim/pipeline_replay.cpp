@@ -71,12 +71,23 @@ struct HeldOutput {
   int stage = -1;
   int microbatch = 0;
   int chunk = 0;
+  std::size_t position = 0;  // of the forward in its rank's list
+};
+
+// An output step() sends only after a later op of its rank (Timetable::late_sends).
+struct LateOutput {
+  std::size_t after = 0;  // position of the op it leaves with
+  int stage = 0;          // destination stage
+  int microbatch = 0;
+  TransferKind kind = TransferKind::kActivation;
+  int chunk = 0;
 };
 
 struct WorkerState {
   std::size_t next_op = 0;
   bool pair_second = false;  // the running/next op is the second of an overlapped pair
   HeldOutput held_output;
+  std::vector<LateOutput> late_outputs;
   CopyStream offload;
   CopyStream reload;
   bool busy = false;
@@ -196,6 +207,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
       }
     }
     pair_starts_ = pair_starts(t_);
+    early_receive_ = early_receive_targets(t_);
+    late_send_ = late_send_targets(t_);
     offload_ = plan_offload(t_, in.offload_fraction);
     if (!offload_.empty() && in.host_copy_bytes_per_s.size() != workers_.size())
       throw SimulationError("offloading needs a host copy bandwidth for every worker");
@@ -290,18 +303,41 @@ class PipelineReplay : public EventHandler, public FlowListener {
     return false;
   }
 
+  // Whether the inputs `op` on `rank` gets from other ranks are there.
+  bool remote_inputs_arrived(int replica, int rank, const ScheduledOp& op) {
+    const int stage = t_.stage(rank, op.chunk);
+    const std::uint8_t f = flags(replica, stage, op.microbatch);
+    if (op.kind == OpKind::kForward) {
+      const int previous = previous_stage_of(op.microbatch, stage);
+      return previous < 0 || rank_of_stage(previous) == rank || (f & kActivationArrived);
+    }
+    if (op.kind == OpKind::kBackward) {
+      const int next = next_stage_of(op.microbatch, stage);
+      return next < 0 || rank_of_stage(next) == rank || (f & kGradientArrived);
+    }
+    return true;
+  }
+
+  // The op at `position` is ready, and so are the inputs of the later op whose receive step()
+  // posts ahead of it and waits for (Timetable::early_receives).
+  bool ready_with_early_receive(int worker, std::size_t position) {
+    const int rank = rank_of(worker);
+    const int replica = replica_of(worker);
+    const ScheduledOp& op = t_.ops[rank][position];
+    if (!ready(replica, t_.stage(rank, op.chunk), op)) return false;
+    const int ahead = early_receive_[rank][position];
+    return ahead < 0 || remote_inputs_arrived(replica, rank, t_.ops[rank][ahead]);
+  }
+
   // An overlapped forward-backward pair (DualPipe) starts only when both ops' inputs are there.
   bool ready_at(int worker, std::size_t position) {
     const int rank = rank_of(worker);
-    const auto& ops = t_.ops[rank];
-    const ScheduledOp& op = ops[position];
-    if (!ready(replica_of(worker), t_.stage(rank, op.chunk), op)) return false;
+    if (!ready_with_early_receive(worker, position)) return false;
     // The op's first unit of gathered weights must be there (the second op of a pair waits for
     // its own when it starts, since its gather only begins once the first has started).
     if (const int j = gathered_op_[rank][position]; j >= 0 && !gathers_->unit_arrived(rank, j, 0)) return false;
     if (workers_[worker].pair_second || !pair_starts_[rank][position]) return true;
-    const ScheduledOp& second = ops[position + 1];
-    return ready(replica_of(worker), t_.stage(rank, second.chunk), second);
+    return ready_with_early_receive(worker, position + 1);
   }
 
   double op_seconds(const ChunkCost& cost, OpKind kind) const {
@@ -425,7 +461,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
         return;
       }
     }
-    const ScheduledOp op = t_.ops[rank][state.next_op];
+    const std::size_t position = state.next_op;
+    const ScheduledOp op = t_.ops[rank][position];
     const int stage = t_.stage(rank, op.chunk);
     const ChunkCost& cost = in_.costs[worker][op.chunk];
     const double now = engine_.now();
@@ -439,7 +476,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
                                              op_flops(cost, op.kind), activation_change(cost, op.kind)});
     std::uint8_t& f = flags(replica, stage, op.microbatch);
     // The first op of an overlapped pair hands its output on only when the pair ends.
-    const bool opens_pair = !state.pair_second && pair_starts_[rank][state.next_op - 1];
+    const bool opens_pair = !state.pair_second && pair_starts_[rank][position];
     switch (op.kind) {
       case OpKind::kForward:
         f |= kForwardDone;
@@ -449,9 +486,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
         }
         if (const int next = next_stage_of(op.microbatch, stage); next >= 0) {
           if (opens_pair)
-            state.held_output = HeldOutput{next, op.microbatch, op.chunk};
+            state.held_output = HeldOutput{next, op.microbatch, op.chunk, position};
           else
-            send(worker, replica, next, op.microbatch, TransferKind::kActivation, cost);
+            emit(worker, position, next, op.microbatch, TransferKind::kActivation, op.chunk);
         }
         break;
       case OpKind::kBackward:
@@ -460,7 +497,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
         change_activations(worker, -activation_change(cost, OpKind::kBackward) -
                                        cost.backward_transient_bytes);
         if (const int previous = previous_stage_of(op.microbatch, stage); previous >= 0)
-          send(worker, replica, previous, op.microbatch, TransferKind::kGradient, cost);
+          emit(worker, position, previous, op.microbatch, TransferKind::kGradient, op.chunk);
         break;
       case OpKind::kWeight:
         f |= kWeightDone;
@@ -469,14 +506,17 @@ class PipelineReplay : public EventHandler, public FlowListener {
     }
     if (opens_pair) {
       state.pair_second = true;
-    } else if (state.pair_second) {
+    } else {
+      // The op is done, or the pair it closes: what was held for either leaves now.
+      const bool closes_pair = state.pair_second;
       state.pair_second = false;
-      if (state.held_output.stage >= 0) {
+      if (closes_pair && state.held_output.stage >= 0) {
         const HeldOutput held = state.held_output;
         state.held_output = HeldOutput{};
-        send(worker, replica, held.stage, held.microbatch, TransferKind::kActivation,
-             in_.costs[worker][held.chunk]);
+        emit(worker, held.position, held.stage, held.microbatch, TransferKind::kActivation, held.chunk);
       }
+      send_late_outputs(worker, position);
+      if (closes_pair) send_late_outputs(worker, position - 1);
     }
     if (state.next_op == t_.ops[rank].size()) sync_->worker_finished(rank, now);
     try_start(worker);
@@ -527,6 +567,29 @@ class PipelineReplay : public EventHandler, public FlowListener {
       in_.observer->on_copy(CopyRecord{worker, offload, op, stream.start_s, engine_.now(), bytes});
     start_copies(worker);
     if (!offload) try_start(worker);
+  }
+
+  // Sends the output of the op at `position`, or holds it until the later op step() sends it
+  // after (Timetable::late_sends) is done. An output for the same rank never waits.
+  void emit(int worker, std::size_t position, int dst_stage, int microbatch, TransferKind kind, int chunk) {
+    const int rank = rank_of(worker);
+    if (const int after = late_send_[rank][position]; after >= 0 && rank_of_stage(dst_stage) != rank) {
+      workers_[worker].late_outputs.push_back(
+          LateOutput{static_cast<std::size_t>(after), dst_stage, microbatch, kind, chunk});
+      return;
+    }
+    send(worker, replica_of(worker), dst_stage, microbatch, kind, in_.costs[worker][chunk]);
+  }
+
+  // The op at `position` is done: the outputs held for it leave, in the order they were held.
+  void send_late_outputs(int worker, std::size_t position) {
+    auto& held = workers_[worker].late_outputs;
+    const auto leaving = std::stable_partition(held.begin(), held.end(),
+                                               [position](const LateOutput& o) { return o.after != position; });
+    const std::vector<LateOutput> sent(leaving, held.end());
+    held.erase(leaving, held.end());
+    for (const LateOutput& o : sent)
+      send(worker, replica_of(worker), o.stage, o.microbatch, o.kind, in_.costs[worker][o.chunk]);
   }
 
   // Moves an output to the rank of `dst_stage`; free and immediate on the same rank.
@@ -685,6 +748,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
             "invariant broken: worker {} ends the iteration holding {} activation bytes", w, left));
     }
     for (const WorkerState& state : workers_)
+      if (!state.late_outputs.empty())
+        throw SimulationError("invariant broken: outputs held for a late send never left");
+    for (const WorkerState& state : workers_)
       if (state.offload.busy || state.reload.busy || !state.offload.queue.empty() ||
           !state.reload.queue.empty())
         throw SimulationError("invariant broken: activations left in host memory at the end of the iteration");
@@ -708,6 +774,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<std::vector<int>> previous_;  // [path][stage]
   std::vector<std::vector<int>> next_;      // [path][stage]
   std::vector<std::vector<char>> pair_starts_;  // [rank][position]
+  std::vector<std::vector<int>> early_receive_;  // [rank][position] -> later position or -1
+  std::vector<std::vector<int>> late_send_;      // [rank][position] -> later position or -1
   OffloadPlan offload_;
   std::vector<Channel> channels_;
   std::vector<Transfer> transfers_;

@@ -119,8 +119,9 @@ ExpertParallelLinks expert_parallel_links(const Cluster& cluster, const Parallel
                                           const Placement& placement, int worker);
 
 // zb-auto searches with op-time estimates: the F, B and W of a middle stage (layers / pp layers, no
-// embedding or head) on the GPUs of pipeline rank 0, and the time its activation takes from rank 0
-// to rank 1 (route latency + bytes over the route's bottleneck).
+// embedding or head) on the GPUs of pipeline rank 0, the time its activation takes from rank 0
+// to rank 1 (route latency + bytes over the route's bottleneck), and the share of its activation
+// bytes that W keeps.
 ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalog,
                                 const TransformerConfig& model, const ParallelPlan& plan,
                                 const Placement& placement, int memory_limit) {
@@ -134,6 +135,9 @@ ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalo
   options.backward_s = cost.backward_input_s + cost.recompute_s;
   options.weight_s = cost.backward_weight_s;
   options.memory_limit = memory_limit;
+  // M_W / M_B: the GEMM inputs W still reads against all a forward keeps (models/README.md).
+  if (cost.activation_bytes > 0)
+    options.weight_memory_share = std::min(1.0, cost.weight_grad_bytes / cost.activation_bytes);
   if (plan.pp > 1) {
     const GpuId from = gpus.front();
     const GpuId to = placement.worker_gpus(1).front();

@@ -1,5 +1,5 @@
-// zb-auto (Qi et al., ICLR 2024, Sec. 3.2 heuristic): greedy candidates under a memory limit,
-// the best by longest single-rank span.
+// zb-auto (Qi et al., ICLR 2024, Sec. 3.1 heuristic): the heuristic's 8 runs and the
+// handcrafted schedules under a memory limit, the best by longest single-rank span.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -115,4 +115,33 @@ TEST_CASE("zb-auto bad arguments name the constraint and a value that satisfies 
   CHECK(error_text<hetsim::PlanError>([] {
           hetsim::make_zb_auto(4, 8, {1.0, 1.0, 1.0, 0.0, -1});
         }) == "zb-auto: memory limit must be >= 1 microbatch, or 0 for 2p-1 = 7 (got -1)");
+  CHECK(error_text<hetsim::PlanError>([] {
+          hetsim::make_zb_auto(4, 8, {1.0, 1.0, 1.0, 0.0, 8, 1.5});
+        }) == "zb-auto: weight memory share M_W/M_B must be in [0, 1] (got 1.5), e.g. 1");
+  CHECK(error_text<hetsim::PlanError>([] { hetsim::make_zb_auto(256, 2048, {}); }) ==
+        "zb-auto: p x m = 256 x 2048 needs 12582912 op placements, above the search bound of "
+        "8000000 (seconds of search); use fewer microbatches or a fixed schedule such as zb-h2");
+}
+
+TEST_CASE("zb-auto keeps the memory limit with W holding only part of the activations") {
+  // F adds 1 M_B, B frees 1 - share, W the share (Qi et al. Table 1): with share 0.37 (the
+  // 1.5B model, 32h / (34h + 5as)) every rank stays within the limit, counted that way, for
+  // limits from 1 to 2p; a smaller share frees memory earlier, so more F's fit a limit.
+  const double share = 0.37;
+  for (int p = 2; p <= 6; ++p)
+    for (int limit = 1; limit <= 2 * p; ++limit) {
+      CAPTURE(p);
+      CAPTURE(limit);
+      const auto t = hetsim::make_zb_auto(p, 3 * p, {1.0, 1.0, 0.5, 0.05, limit, share});
+      CHECK_NOTHROW(hetsim::validate(t));
+      for (const auto& ops : t.ops) {
+        double memory = 0.0;
+        for (const auto& op : ops) {
+          memory += op.kind == hetsim::OpKind::kForward    ? 1.0
+                    : op.kind == hetsim::OpKind::kBackward ? -(1.0 - share)
+                                                           : -share;
+          CHECK(memory <= limit + 1e-9);
+        }
+      }
+    }
 }
