@@ -46,10 +46,10 @@ struct SiteSpec {
   // Node bandwidth into the fabric over what the fabric carries out of a node: 1 = non-blocking;
   // r > 1 gives every node an uplink and a downlink of gpus_per_node * nic / r.
   double oversubscription = 1;
+  std::vector<NodeGroupSpec> node_groups;
   // Switch tiers from the leaves up; groups nest (each tier's nodes_per_group a multiple of the
   // one below). Empty: one switch joins the site's nodes.
-  std::vector<FabricTierSpec> tiers;
-  std::vector<NodeGroupSpec> node_groups;
+  std::vector<FabricTierSpec> tiers = {};
 };
 
 // Measured links between pairs of machines (nodes), which replace the fabric and WAN route
