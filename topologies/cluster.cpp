@@ -122,7 +122,7 @@ std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
   if (a.node == b.node) return {attachments[from].to_node_switch, attachments[to].from_node_switch};
   // A measured link between the two machines is the whole route.
   if (!pair_links.empty()) {
-    const auto pair = pair_links.find((static_cast<std::uint64_t>(a.node) << 32) | static_cast<std::uint32_t>(b.node));
+    const auto pair = pair_links.find(ordered_pair_key(a.node, b.node));
     if (pair != pair_links.end()) return {pair->second};
   }
   // Oversubscribed fabrics add the nodes' uplink and downlink between the NICs; switch tiers add
@@ -152,7 +152,7 @@ const std::vector<LinkId>& Cluster::route(GpuId from, GpuId to) const {
   check_gpu(*impl_, to);
   static const std::vector<LinkId> kNoLinks;
   if (from == to) return kNoLinks;
-  const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
+  const std::uint64_t key = ordered_pair_key(from, to);
   auto it = impl_->routes.find(key);
   if (it == impl_->routes.end()) it = impl_->routes.emplace(key, impl_->compose_route(from, to)).first;
   return it->second;

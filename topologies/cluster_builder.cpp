@@ -144,7 +144,7 @@ void add_pair_links(const ClusterSpec& spec, Builder& builder, Cluster::Impl& im
       const LinkId id = builder.add_link(impl.node_switch_vertex(a), impl.node_switch_vertex(b),
                                          "pair/" + impl.nodes[a].name + "->" + impl.nodes[b].name,
                                          LinkClass::kWan, pairs.figures[i][j]);
-      impl.pair_links.emplace((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b), id);
+      impl.pair_links.emplace(ordered_pair_key(a, b), id);
     }
 }
 

@@ -58,6 +58,11 @@ struct SiteFabric {
   std::vector<FabricTierLinks> tiers;  // leaves first; empty: one switch
 };
 
+// Key of an ordered pair of ids (GPUs, nodes) in the route and pair-link maps: from << 32 | to.
+inline std::uint64_t ordered_pair_key(int from, int to) {
+  return (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
+}
+
 struct Cluster::Impl {
   std::string name;
   std::string description;
@@ -71,7 +76,7 @@ struct Cluster::Impl {
   std::vector<int> link_to_vertex;
   FabricGraph graph;
   std::vector<SiteFabric> site_fabrics;  // by site
-  // Measured machine-to-machine links (ClusterSpec::pair_links) by (from node << 32 | to node).
+  // Measured machine-to-machine links (ClusterSpec::pair_links) by ordered_pair_key(from node, to node).
   std::unordered_map<std::uint64_t, LinkId> pair_links;
 
   int node_switch_vertex(int node) const { return static_cast<int>(gpus.size()) + node; }
@@ -84,7 +89,7 @@ struct Cluster::Impl {
   // Least-cost WAN paths between site switches, [from_site][to_site], filled for one source
   // site at a time by the first route that needs it.
   mutable std::vector<std::optional<std::vector<std::vector<LinkId>>>> wan_paths;
-  // GPU-level routes by (from << 32 | to); node-based so references stay valid as it grows.
+  // GPU-level routes by ordered_pair_key(from, to); node-based so references stay valid as it grows.
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> routes;
 
   const std::vector<LinkId>& wan_path(int from_site, int to_site) const;
