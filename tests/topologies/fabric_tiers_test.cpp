@@ -173,3 +173,18 @@ TEST_CASE("bad tiers: one line naming the file, the JSON path, the value and wha
   });
   CHECK(load_error(object) == object + at + ": got {\"nodes_per_group\":2}; expected an array");
 }
+
+TEST_CASE("the shipped Llama 3 RoCE pods: racks of two nodes, 1:7 above 3,072-GPU pods") {
+  const Cluster c = hetsim::load_cluster(hetsim::test::shipped_cluster("meta-roce-h100-768node.json"), kGpuTypes);
+  CHECK(c.gpu_count() == 6144);
+  const auto& fabric = c.impl().site_fabrics.at(0);
+  REQUIRE(fabric.tiers.size() == 2);
+  CHECK(fabric.tiers[0].uplinks.size() == 384);  // racks
+  CHECK(fabric.tiers[1].uplinks.size() == 2);    // pods
+  CHECK(c.links()[fabric.tiers[0].uplinks[0]].bandwidth_bytes_per_s == doctest::Approx(16 * kNic).epsilon(1e-15));
+  CHECK(c.links()[fabric.tiers[1].uplinks[1]].bandwidth_bytes_per_s ==
+        doctest::Approx(3072 * kNic / 7).epsilon(1e-15));
+  // Last GPU of pod 0 to first of pod 1: rack and pod uplinks, then down again.
+  CHECK(c.route(3071, 3072).size() == 6);
+  CHECK(c.route(0, 8).size() == 2);  // the other node of the rack: one ToR
+}
