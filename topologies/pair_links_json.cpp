@@ -18,18 +18,21 @@ namespace {
 std::vector<std::vector<double>> matrix(const JsonInput& in, std::size_t machines, bool positive,
                                         double to_si) {
   if (in.array_size() != machines)
-    in.fail(fmt::format("an array of {} rows, one per machine (got {})", machines, in.array_size()));
+    in.fail(
+        fmt::format("an array of {} rows, one per machine (got {})", machines, in.array_size()));
   std::vector<std::vector<double>> out(machines, std::vector<double>(machines, 0));
   for (std::size_t i = 0; i < machines; ++i) {
     const JsonInput row = in.at(i);
     if (row.array_size() != machines)
-      row.fail(fmt::format("a row of {} numbers, one per machine (got {})", machines, row.array_size()));
+      row.fail(
+          fmt::format("a row of {} numbers, one per machine (got {})", machines, row.array_size()));
     for (std::size_t j = 0; j < machines; ++j) {
       const JsonInput cell = row.at(j);
       const bool number = cell.value().is_number();
       const double v = number ? cell.value().get<double>() : 0;
       if (i == j) {
-        if (!number || v != 0) cell.fail("0 on the diagonal (a machine has no pair link to itself)");
+        if (!number || v != 0)
+          cell.fail("0 on the diagonal (a machine has no pair link to itself)");
       } else if (!number || !std::isfinite(v) || (positive ? !(v > 0) : !(v >= 0))) {
         cell.fail(positive ? "a finite number > 0" : "a finite number >= 0");
       }
@@ -44,11 +47,13 @@ std::vector<std::vector<double>> matrix(const JsonInput& in, std::size_t machine
 PairLinksSpec read_pair_links(const JsonInput& in, const std::vector<std::string>& node_names) {
   in.reject_unknown_keys({"machines", "bandwidth_Gbps", "latency_ms", "source", "description"});
   std::unordered_map<std::string, int> node_index;
-  for (std::size_t n = 0; n < node_names.size(); ++n) node_index.emplace(node_names[n], static_cast<int>(n));
+  for (std::size_t n = 0; n < node_names.size(); ++n)
+    node_index.emplace(node_names[n], static_cast<int>(n));
 
   PairLinksSpec spec;
   const JsonInput machines = in.at("machines");
-  if (machines.array_size() < 2) machines.fail("an array of at least two node names (\"site/group<k>\")");
+  if (machines.array_size() < 2)
+    machines.fail("an array of at least two node names (\"site/group<k>\")");
   for (std::size_t m = 0; m < machines.array_size(); ++m) {
     const JsonInput name = machines.at(m);
     if (!name.value().is_string()) name.fail("a node name (a string, \"site/group<k>\")");
@@ -57,7 +62,8 @@ PairLinksSpec read_pair_links(const JsonInput& in, const std::vector<std::string
     if (it == node_index.end()) {
       const std::string nearest = nearest_word(text, node_names);
       name.fail("the name of a node of /sites, \"site/group<k>\" with k from 0" +
-                (nearest.empty() ? std::string() : "; did you mean " + nlohmann::json(nearest).dump() + "?"));
+                (nearest.empty() ? std::string()
+                                 : "; did you mean " + nlohmann::json(nearest).dump() + "?"));
     }
     if (std::find(spec.nodes.begin(), spec.nodes.end(), it->second) != spec.nodes.end())
       name.fail("a node not listed before in machines");

@@ -32,7 +32,8 @@ Cluster four_nodes_two_groups(double oversubscription) {
   SiteSpec site;
   site.name = "dc";
   site.tiers.push_back(FabricTierSpec{2, false, oversubscription, kTierLatency});
-  site.node_groups.push_back(NodeGroupSpec{"n", 4, "h100-sxm", 1, {450e9, 8e-6}, {kNic, kNicLatency}, ""});
+  site.node_groups.push_back(
+      NodeGroupSpec{"n", 4, "h100-sxm", 1, {450e9, 8e-6}, {kNic, kNicLatency}, ""});
   spec.sites.push_back(site);
   return build_cluster(spec);
 }
@@ -46,12 +47,15 @@ TEST_CASE("ring all-reduce across an oversubscribed tier: t(r) = 2(n-1)/n S r/B 
     const Cluster c = four_nodes_two_groups(r);
     const double expected = 2 * (n - 1) / n * s * r / kNic + 2 * (n - 1) * latency;
     const double flows =
-        simulate_collective_flows(c, plan_collective(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, ring, s))
+        simulate_collective_flows(
+            c, plan_collective(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, ring, s))
             .time_s;
-    const double alpha_beta = alpha_beta_collective_s(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, ring, s);
-    std::printf("  1 GiB ring all-reduce, oversubscription %.0f: expected %.6f ms, flows %.6f ms, "
-                "alpha-beta %.6f ms\n",
-                r, expected * 1e3, flows * 1e3, alpha_beta * 1e3);
+    const double alpha_beta =
+        alpha_beta_collective_s(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, ring, s);
+    std::printf(
+        "  1 GiB ring all-reduce, oversubscription %.0f: expected %.6f ms, flows %.6f ms, "
+        "alpha-beta %.6f ms\n",
+        r, expected * 1e3, flows * 1e3, alpha_beta * 1e3);
     CHECK(std::abs(flows - expected) / expected < 1e-9);
     CHECK(std::abs(alpha_beta - expected) / expected < 1e-9);
   }
@@ -65,12 +69,14 @@ TEST_CASE("a ring that stays inside its groups does not see the tier") {
   const Cluster blocking1 = four_nodes_two_groups(1);
   const std::vector<GpuId> ring = {0, 1, 2, 3};
   const auto time = [&](const Cluster& c) {
-    return simulate_collective_flows(c, plan_collective(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, ring, s))
+    return simulate_collective_flows(
+               c, plan_collective(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, ring, s))
         .time_s;
   };
   CHECK(time(blocking2) == doctest::Approx(time(blocking1)).epsilon(1e-12));
   const double at7 = time(four_nodes_two_groups(7));
-  const double bandwidth_bound = 2 * (n - 1) / n * s / (2 * kNic / 7);  // the slowest hop sets the pace
+  const double bandwidth_bound =
+      2 * (n - 1) / n * s / (2 * kNic / 7);  // the slowest hop sets the pace
   std::printf("  ring inside groups at oversubscription 7: %.6f ms, at least %.6f ms\n", at7 * 1e3,
               bandwidth_bound * 1e3);
   CHECK(at7 > bandwidth_bound);

@@ -14,7 +14,8 @@ using namespace hetsim;
 
 TEST_CASE("64 MiB between two machines takes the matrix's latency + size / bandwidth") {
   const Cluster c = load_cluster(
-      std::string(HETSIM_SOURCE_DIR) + "/topologies/clusters/pair-matrix-3machine.json", {"v100-16gb"});
+      std::string(HETSIM_SOURCE_DIR) + "/topologies/clusters/pair-matrix-3machine.json",
+      {"v100-16gb"});
   const double bytes = 64.0 * 1024 * 1024;
   struct Case {
     GpuId from, to;
@@ -29,7 +30,8 @@ TEST_CASE("64 MiB between two machines takes the matrix's latency + size / bandw
   for (const Case& k : cases) {
     const double expected = k.latency_ms * 1e-3 + bytes / (k.gbps * 1e9 / 8);
     const double actual =
-        simulate_collective_flows(c, plan_collective(c, CollectiveOp::kSend, CollectiveAlgo::kRing, {k.from, k.to}, bytes))
+        simulate_collective_flows(c, plan_collective(c, CollectiveOp::kSend, CollectiveAlgo::kRing,
+                                                     {k.from, k.to}, bytes))
             .time_s;
     std::printf("  64 MiB %-40s expected %.9f s, actual %.9f s\n", k.what, expected, actual);
     CHECK(std::abs(actual - expected) / expected < 1e-12);

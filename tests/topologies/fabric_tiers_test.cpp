@@ -42,7 +42,8 @@ std::string edited(const std::string& name, const std::function<void(json&)>& ed
 }
 
 const Cluster& tiered() {
-  static const Cluster cluster = hetsim::load_cluster(edited("tiered.json", [](json&) {}), kGpuTypes);
+  static const Cluster cluster =
+      hetsim::load_cluster(edited("tiered.json", [](json&) {}), kGpuTypes);
   return cluster;
 }
 
@@ -70,8 +71,10 @@ TEST_CASE("each tier adds an uplink and a downlink per group (per rail when rail
   CHECK(rail.link_class == hetsim::LinkClass::kFabric);
   // Four nodes' 32 NICs over 7; the partial last group has one node's 8 NICs over 7.
   CHECK(links[fabric.tiers[1].downlinks[0]].name == "dc/tier1/group0/downlink");
-  CHECK(links[fabric.tiers[1].uplinks[0]].bandwidth_bytes_per_s == doctest::Approx(32 * kNic / 7).epsilon(1e-15));
-  CHECK(links[fabric.tiers[1].uplinks[1]].bandwidth_bytes_per_s == doctest::Approx(8 * kNic / 7).epsilon(1e-15));
+  CHECK(links[fabric.tiers[1].uplinks[0]].bandwidth_bytes_per_s ==
+        doctest::Approx(32 * kNic / 7).epsilon(1e-15));
+  CHECK(links[fabric.tiers[1].uplinks[1]].bandwidth_bytes_per_s ==
+        doctest::Approx(8 * kNic / 7).epsilon(1e-15));
   CHECK(links[fabric.tiers[1].uplinks[1]].latency_s == doctest::Approx(1e-6).epsilon(1e-15));
 }
 
@@ -107,16 +110,20 @@ TEST_CASE("a route to another site leaves every tier of its own site") {
     b["fabric"].erase("tiers");
     b["node_groups"][0]["count"] = 1;
     d["sites"].push_back(b);
-    d["wan_links"] = json::array({{{"sites", {"dc", "dc-b"}}, {"bandwidth_Gbps", 100}, {"latency_ms", 10},
+    d["wan_links"] = json::array({{{"sites", {"dc", "dc-b"}},
+                                   {"bandwidth_Gbps", 100},
+                                   {"latency_ms", 10},
                                    {"egress_usd_per_GB", 0}}});
   });
   const Cluster c = hetsim::load_cluster(path, kGpuTypes);
   CHECK(link_names(c, c.route(gpu(0, 1), gpu(5, 1))) ==
         std::vector<std::string>{"dc/n0/gpu1->dc/fabric", "dc/tier0/group0/rail1/uplink",
-                                 "dc/tier1/group0/uplink", "dc->dc-b", "dc-b/fabric->dc-b/n0/gpu1"});
+                                 "dc/tier1/group0/uplink", "dc->dc-b",
+                                 "dc-b/fabric->dc-b/n0/gpu1"});
   CHECK(link_names(c, c.route(gpu(5, 1), gpu(0, 1))) ==
-        std::vector<std::string>{"dc-b/n0/gpu1->dc-b/fabric", "dc-b->dc", "dc/tier1/group0/downlink",
-                                 "dc/tier0/group0/rail1/downlink", "dc/fabric->dc/n0/gpu1"});
+        std::vector<std::string>{"dc-b/n0/gpu1->dc-b/fabric", "dc-b->dc",
+                                 "dc/tier1/group0/downlink", "dc/tier0/group0/rail1/downlink",
+                                 "dc/fabric->dc/n0/gpu1"});
 }
 
 TEST_CASE("bad tiers: one line naming the file, the JSON path, the value and what was expected") {
@@ -124,9 +131,10 @@ TEST_CASE("bad tiers: one line naming the file, the JSON path, the value and wha
   const std::string missing = edited("tier-missing.json", [](json& d) {
     d["sites"][0]["fabric"]["tiers"][1].erase("oversubscription");
   });
-  CHECK(load_error(missing) == missing + at +
-                                   "/1/oversubscription: got nothing (missing); expected a value for "
-                                   "required member \"oversubscription\"");
+  CHECK(load_error(missing) ==
+        missing + at +
+            "/1/oversubscription: got nothing (missing); expected a value for "
+            "required member \"oversubscription\"");
   const std::string zero = edited("tier-zero-ratio.json", [](json& d) {
     d["sites"][0]["fabric"]["tiers"][1]["oversubscription"] = 0;
   });
@@ -134,7 +142,8 @@ TEST_CASE("bad tiers: one line naming the file, the JSON path, the value and wha
   const std::string negative = edited("tier-negative-ratio.json", [](json& d) {
     d["sites"][0]["fabric"]["tiers"][0]["oversubscription"] = -7;
   });
-  CHECK(load_error(negative) == negative + at + "/0/oversubscription: got -7; expected a number > 0");
+  CHECK(load_error(negative) ==
+        negative + at + "/0/oversubscription: got -7; expected a number > 0");
   const std::string nesting = edited("tier-not-nesting.json", [](json& d) {
     d["sites"][0]["fabric"]["tiers"][1]["nodes_per_group"] = 3;
   });
@@ -144,23 +153,25 @@ TEST_CASE("bad tiers: one line naming the file, the JSON path, the value and wha
   const std::string zero_nodes = edited("tier-zero-nodes.json", [](json& d) {
     d["sites"][0]["fabric"]["tiers"][0]["nodes_per_group"] = 0;
   });
-  CHECK(load_error(zero_nodes) == zero_nodes + at + "/0/nodes_per_group: got 0; expected an integer > 0");
+  CHECK(load_error(zero_nodes) ==
+        zero_nodes + at + "/0/nodes_per_group: got 0; expected an integer > 0");
   const std::string fraction = edited("tier-fraction.json", [](json& d) {
     d["sites"][0]["fabric"]["tiers"][0]["nodes_per_group"] = 2.5;
   });
   CHECK(load_error(fraction) == fraction + at + "/0/nodes_per_group: got 2.5; expected an integer");
-  const std::string latency = edited("tier-latency.json", [](json& d) {
-    d["sites"][0]["fabric"]["tiers"][0]["latency_us"] = -1;
-  });
+  const std::string latency = edited(
+      "tier-latency.json", [](json& d) { d["sites"][0]["fabric"]["tiers"][0]["latency_us"] = -1; });
   CHECK(load_error(latency) == latency + at + "/0/latency_us: got -1; expected a number >= 0");
   const std::string rail = edited("tier-rail.json", [](json& d) {
     d["sites"][0]["fabric"]["tiers"][0]["rail_optimized"] = "yes";
   });
   CHECK(load_error(rail) == rail + at + "/0/rail_optimized: got \"yes\"; expected true or false");
-  const std::string empty = edited("tier-empty.json", [](json& d) { d["sites"][0]["fabric"]["tiers"] = json::array(); });
-  CHECK(load_error(empty) == empty + at +
-                                 ": got []; expected a non-empty array of switch tiers, leaves first "
-                                 "(leave tiers out for one switch)");
+  const std::string empty =
+      edited("tier-empty.json", [](json& d) { d["sites"][0]["fabric"]["tiers"] = json::array(); });
+  CHECK(load_error(empty) ==
+        empty + at +
+            ": got []; expected a non-empty array of switch tiers, leaves first "
+            "(leave tiers out for one switch)");
   const std::string typo = edited("tier-typo.json", [](json& d) {
     auto& tier = d["sites"][0]["fabric"]["tiers"][1];
     tier["oversubscribtion"] = tier["oversubscription"];
@@ -175,13 +186,15 @@ TEST_CASE("bad tiers: one line naming the file, the JSON path, the value and wha
 }
 
 TEST_CASE("the shipped Llama 3 RoCE pods: racks of two nodes, 1:7 above 3,072-GPU pods") {
-  const Cluster c = hetsim::load_cluster(hetsim::test::shipped_cluster("meta-roce-h100-768node.json"), kGpuTypes);
+  const Cluster c =
+      hetsim::load_cluster(hetsim::test::shipped_cluster("meta-roce-h100-768node.json"), kGpuTypes);
   CHECK(c.gpu_count() == 6144);
   const auto& fabric = c.impl().site_fabrics.at(0);
   REQUIRE(fabric.tiers.size() == 2);
   CHECK(fabric.tiers[0].uplinks.size() == 384);  // racks
   CHECK(fabric.tiers[1].uplinks.size() == 2);    // pods
-  CHECK(c.links()[fabric.tiers[0].uplinks[0]].bandwidth_bytes_per_s == doctest::Approx(16 * kNic).epsilon(1e-15));
+  CHECK(c.links()[fabric.tiers[0].uplinks[0]].bandwidth_bytes_per_s ==
+        doctest::Approx(16 * kNic).epsilon(1e-15));
   CHECK(c.links()[fabric.tiers[1].uplinks[1]].bandwidth_bytes_per_s ==
         doctest::Approx(3072 * kNic / 7).epsilon(1e-15));
   // Last GPU of pod 0 to first of pod 1: rack and pod uplinks, then down again.
