@@ -94,20 +94,54 @@ const std::vector<LinkId>& Cluster::Impl::wan_path(int from_site, int to_site) c
   return (*from_here)[to_site];
 }
 
+int Cluster::Impl::tiers_between(const GpuPlace& a, const GpuPlace& b) const {
+  const SiteFabric& fabric = site_fabrics[a.site];
+  // Groups nest, so a route that must leave its group of tier t leaves those below it too: the
+  // highest such tier decides. Rail-optimised groups keep only same-rail traffic inside.
+  for (int t = static_cast<int>(fabric.tiers.size()) - 1; t >= 0; --t) {
+    const FabricTierLinks& tier = fabric.tiers[t];
+    const bool other_group = (a.node - fabric.first_node) / tier.nodes_per_group !=
+                             (b.node - fabric.first_node) / tier.nodes_per_group;
+    if (other_group || (tier.rail_optimized && a.local_index != b.local_index)) return t + 1;
+  }
+  return 0;
+}
+
+LinkId Cluster::Impl::tier_link(int tier, const GpuPlace& gpu, bool up) const {
+  const SiteFabric& fabric = site_fabrics[gpu.site];
+  const FabricTierLinks& links = fabric.tiers[tier];
+  const int group = (gpu.node - fabric.first_node) / links.nodes_per_group;
+  const std::size_t at =
+      static_cast<std::size_t>(group) * links.rails + (links.rail_optimized ? gpu.local_index : 0);
+  return up ? links.uplinks[at] : links.downlinks[at];
+}
+
 std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
   const GpuPlace& a = gpus[from];
   const GpuPlace& b = gpus[to];
   if (a.node == b.node) return {attachments[from].to_node_switch, attachments[to].from_node_switch};
-  // Oversubscribed fabrics add the nodes' uplink and downlink between the NICs.
+  // A measured link between the two machines is the whole route.
+  if (!pair_links.empty()) {
+    const auto pair = pair_links.find(ordered_pair_key(a.node, b.node));
+    if (pair != pair_links.end()) return {pair->second};
+  }
+  // Oversubscribed fabrics add the nodes' uplink and downlink between the NICs; switch tiers add
+  // the uplinks of the groups the route leaves and the downlinks of those it enters. A route to
+  // another site leaves every tier of its own (the WAN starts above the top one).
   const LinkId up = nodes[a.node].uplink;
   const LinkId down = nodes[b.node].downlink;
+  const bool same_site = a.site == b.site;
+  const int up_tiers = same_site ? tiers_between(a, b) : static_cast<int>(site_fabrics[a.site].tiers.size());
+  const int down_tiers = same_site ? up_tiers : static_cast<int>(site_fabrics[b.site].tiers.size());
   std::vector<LinkId> route;
   route.push_back(attachments[from].nic_up);
   if (up >= 0) route.push_back(up);
-  if (a.site != b.site) {
+  for (int t = 0; t < up_tiers; ++t) route.push_back(tier_link(t, a, true));
+  if (!same_site) {
     const std::vector<LinkId>& wan = wan_path(a.site, b.site);
     route.insert(route.end(), wan.begin(), wan.end());
   }
+  for (int t = down_tiers - 1; t >= 0; --t) route.push_back(tier_link(t, b, false));
   if (down >= 0) route.push_back(down);
   route.push_back(attachments[to].nic_down);
   return route;
@@ -118,7 +152,7 @@ const std::vector<LinkId>& Cluster::route(GpuId from, GpuId to) const {
   check_gpu(*impl_, to);
   static const std::vector<LinkId> kNoLinks;
   if (from == to) return kNoLinks;
-  const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
+  const std::uint64_t key = ordered_pair_key(from, to);
   auto it = impl_->routes.find(key);
   if (it == impl_->routes.end()) it = impl_->routes.emplace(key, impl_->compose_route(from, to)).first;
   return it->second;

@@ -4,6 +4,8 @@
 //   intra-node link   = intra_node latency / 2   (a same-node route crosses two of them)
 //   NIC link          = (nic latency + site fabric latency) / 2
 //   WAN link          = the WAN link's one-way latency
+//   switch tier link  = the tier's latency / 2     (a route leaving a group takes an up and a down link)
+//   pair link         = the measured one-way latency (the whole route between its two machines)
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@ namespace {
 void check_spec(const ClusterSpec& spec) {
   if (spec.sites.empty()) throw Error(fmt::format("cluster \"{}\": no sites", spec.name));
   long long total_gpus = 0;
+  long long total_nodes = 0;
   for (const auto& site : spec.sites) {
     if (site.node_groups.empty())
       throw Error(fmt::format("cluster \"{}\": site \"{}\" has no node groups", spec.name, site.name));
@@ -28,10 +31,29 @@ void check_spec(const ClusterSpec& spec) {
         throw Error(fmt::format("cluster \"{}\": node group \"{}/{}\" has no GPUs", spec.name,
                                 site.name, group.name));
       total_gpus += static_cast<long long>(group.count) * group.gpus_per_node;
+      total_nodes += group.count;
     }
   }
   if (total_gpus > std::numeric_limits<int>::max() / 8)
     throw Error(fmt::format("cluster \"{}\": {} GPUs is more than ids can hold", spec.name, total_gpus));
+  for (const auto& site : spec.sites)
+    for (std::size_t t = 0; t < site.tiers.size(); ++t) {
+      const FabricTierSpec& tier = site.tiers[t];
+      if (tier.nodes_per_group <= 0 || !(tier.oversubscription > 0) ||
+          (t > 0 && tier.nodes_per_group % site.tiers[t - 1].nodes_per_group != 0))
+        throw Error(fmt::format("cluster \"{}\": site \"{}\": switch tier {} has {} nodes per group at "
+                                "oversubscription {} (expected groups > 0 nodes that nest, ratio > 0)",
+                                spec.name, site.name, t, tier.nodes_per_group, tier.oversubscription));
+    }
+  const std::size_t machines = spec.pair_links.nodes.size();
+  if (spec.pair_links.figures.size() != machines ||
+      std::any_of(spec.pair_links.figures.begin(), spec.pair_links.figures.end(),
+                  [&](const auto& row) { return row.size() != machines; }) ||
+      std::any_of(spec.pair_links.nodes.begin(), spec.pair_links.nodes.end(),
+                  [&](int node) { return node < 0 || node >= total_nodes; }))
+    throw Error(fmt::format("cluster \"{}\": pair links of {} machines need a {}x{} matrix and nodes "
+                            "among the cluster's {}",
+                            spec.name, machines, machines, machines, total_nodes));
   const int site_count = static_cast<int>(spec.sites.size());
   for (const auto& wan : spec.wan_links) {
     if (wan.site_a < 0 || wan.site_a >= site_count || wan.site_b < 0 || wan.site_b >= site_count ||
@@ -61,6 +83,71 @@ class Builder {
   Cluster::Impl& impl_;
 };
 
+// The uplinks and downlinks of every switch tier (FabricTierSpec). Their switches are not
+// vertices of their own: routes are composed, not searched, so the links are drawn at the site
+// switch. A group's capacity is the injection bandwidth of its nodes' NICs (of one rail when
+// rail-optimised) over the tier's oversubscription.
+void add_switch_tiers(const ClusterSpec& spec, const std::vector<double>& node_nic_bytes_per_s,
+                      Builder& builder, Cluster::Impl& impl) {
+  impl.site_fabrics.resize(spec.sites.size());
+  int first_node = 0;
+  for (std::size_t s = 0; s < spec.sites.size(); ++s) {
+    const SiteSpec& site = spec.sites[s];
+    int site_nodes = 0;
+    for (const auto& group : site.node_groups) site_nodes += group.count;
+    SiteFabric& fabric = impl.site_fabrics[s];
+    fabric.first_node = first_node;
+    const int site_vertex = impl.site_switch_vertex(static_cast<int>(s));
+    for (std::size_t t = 0; t < site.tiers.size(); ++t) {
+      const FabricTierSpec& spec_tier = site.tiers[t];
+      FabricTierLinks tier;
+      tier.nodes_per_group = spec_tier.nodes_per_group;
+      tier.rail_optimized = spec_tier.rail_optimized;
+      if (tier.rail_optimized)
+        for (const auto& group : site.node_groups) tier.rails = std::max(tier.rails, group.gpus_per_node);
+      const int groups = (site_nodes + tier.nodes_per_group - 1) / tier.nodes_per_group;
+      tier.uplinks.assign(static_cast<std::size_t>(groups) * tier.rails, -1);
+      tier.downlinks.assign(tier.uplinks.size(), -1);
+      for (int g = 0; g < groups; ++g) {
+        const int begin = first_node + g * tier.nodes_per_group;
+        const int end = first_node + std::min(site_nodes, (g + 1) * tier.nodes_per_group);
+        for (int rail = 0; rail < tier.rails; ++rail) {
+          double injection = 0;
+          for (int n = begin; n < end; ++n) {
+            const int nics = impl.nodes[n].gpu_count;
+            injection += (tier.rail_optimized ? (rail < nics ? 1 : 0) : nics) * node_nic_bytes_per_s[n];
+          }
+          if (injection == 0) continue;
+          const LinkFigures figures{injection / spec_tier.oversubscription, spec_tier.latency_s / 2};
+          const std::string name = tier.rail_optimized
+                                       ? fmt::format("{}/tier{}/group{}/rail{}", site.name, t, g, rail)
+                                       : fmt::format("{}/tier{}/group{}", site.name, t, g);
+          const std::size_t at = static_cast<std::size_t>(g) * tier.rails + rail;
+          tier.uplinks[at] = builder.add_link(site_vertex, site_vertex, name + "/uplink", LinkClass::kFabric, figures);
+          tier.downlinks[at] =
+              builder.add_link(site_vertex, site_vertex, name + "/downlink", LinkClass::kFabric, figures);
+        }
+      }
+      fabric.tiers.push_back(std::move(tier));
+    }
+    first_node += site_nodes;
+  }
+}
+
+// One directed link per ordered pair of listed machines, node switch to node switch.
+void add_pair_links(const ClusterSpec& spec, Builder& builder, Cluster::Impl& impl) {
+  const auto& pairs = spec.pair_links;
+  for (std::size_t i = 0; i < pairs.nodes.size(); ++i)
+    for (std::size_t j = 0; j < pairs.nodes.size(); ++j) {
+      if (i == j) continue;
+      const int a = pairs.nodes[i], b = pairs.nodes[j];
+      const LinkId id = builder.add_link(impl.node_switch_vertex(a), impl.node_switch_vertex(b),
+                                         "pair/" + impl.nodes[a].name + "->" + impl.nodes[b].name,
+                                         LinkClass::kWan, pairs.figures[i][j]);
+      impl.pair_links.emplace(ordered_pair_key(a, b), id);
+    }
+}
+
 }  // namespace
 
 Cluster build_cluster(const ClusterSpec& spec) {
@@ -77,7 +164,7 @@ Cluster build_cluster(const ClusterSpec& spec) {
     for (const auto& group : spec.sites[s].node_groups) {
       for (int k = 0; k < group.count; ++k) {
         NodeInfo node;
-        node.name = fmt::format("{}/{}{}", spec.sites[s].name, group.name, k);
+        node.name = node_name_in_group(spec.sites[s].name, group.name, k);
         node.site = static_cast<int>(s);
         node.first_gpu = static_cast<int>(impl.gpus.size());
         node.gpu_count = group.gpus_per_node;
@@ -99,6 +186,7 @@ Cluster build_cluster(const ClusterSpec& spec) {
   impl.link_to_vertex.reserve(impl.links.capacity());
 
   Builder builder(impl);
+  std::vector<double> node_nic_bytes_per_s(impl.nodes.size());  // per GPU of the node
   int node_index = 0;
   for (std::size_t s = 0; s < spec.sites.size(); ++s) {
     const SiteSpec& site = spec.sites[s];
@@ -110,6 +198,7 @@ Cluster build_cluster(const ClusterSpec& spec) {
                             (group.nic.latency_s + site.fabric_latency_s) / 2};
       for (int k = 0; k < group.count; ++k, ++node_index) {
         NodeInfo& node = impl.nodes[node_index];
+        node_nic_bytes_per_s[node_index] = group.nic.bandwidth_bytes_per_s;
         const int switch_vertex = impl.node_switch_vertex(node_index);
         if (site.oversubscription > 1) {
           // The node's share of an oversubscribed fabric: its NICs' bandwidth over the ratio.
@@ -140,6 +229,9 @@ Cluster build_cluster(const ClusterSpec& spec) {
       }
     }
   }
+
+  add_switch_tiers(spec, node_nic_bytes_per_s, builder, impl);
+  add_pair_links(spec, builder, impl);
 
   // Parallel WAN links between the same two sites get "#2", "#3"... so names stay unique.
   std::vector<std::vector<int>> links_between(spec.sites.size(),

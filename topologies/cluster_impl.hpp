@@ -42,6 +42,27 @@ struct GpuAttachment {
   LinkId nic_down = -1;  // site switch -> GPU
 };
 
+// The links of one switch tier of a site (FabricTierSpec): per group of `nodes_per_group`
+// consecutive nodes of the site, one uplink and one downlink, or one per rail when
+// rail-optimised; indexed by group * rails + rail, -1 for a rail no node of the group has.
+struct FabricTierLinks {
+  int nodes_per_group = 1;
+  bool rail_optimized = false;
+  int rails = 1;
+  std::vector<LinkId> uplinks;
+  std::vector<LinkId> downlinks;
+};
+
+struct SiteFabric {
+  int first_node = 0;  // global index of the site's first node
+  std::vector<FabricTierLinks> tiers;  // leaves first; empty: one switch
+};
+
+// Key of an ordered pair of ids (GPUs, nodes) in the route and pair-link maps: from << 32 | to.
+inline std::uint64_t ordered_pair_key(int from, int to) {
+  return (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
+}
+
 struct Cluster::Impl {
   std::string name;
   std::string description;
@@ -54,6 +75,9 @@ struct Cluster::Impl {
   std::vector<int> link_from_vertex;  // by LinkId, vertex ids of FabricGraph
   std::vector<int> link_to_vertex;
   FabricGraph graph;
+  std::vector<SiteFabric> site_fabrics;  // by site
+  // Measured machine-to-machine links (ClusterSpec::pair_links) by ordered_pair_key(from node, to node).
+  std::unordered_map<std::uint64_t, LinkId> pair_links;
 
   int node_switch_vertex(int node) const { return static_cast<int>(gpus.size()) + node; }
   int site_switch_vertex(int site) const {
@@ -65,11 +89,15 @@ struct Cluster::Impl {
   // Least-cost WAN paths between site switches, [from_site][to_site], filled for one source
   // site at a time by the first route that needs it.
   mutable std::vector<std::optional<std::vector<std::vector<LinkId>>>> wan_paths;
-  // GPU-level routes by (from << 32 | to); node-based so references stay valid as it grows.
+  // GPU-level routes by ordered_pair_key(from, to); node-based so references stay valid as it grows.
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> routes;
 
   const std::vector<LinkId>& wan_path(int from_site, int to_site) const;
   std::vector<LinkId> compose_route(GpuId from, GpuId to) const;
+  // How many switch tiers of their (common) site a route from GPU a to GPU b climbs, and the
+  // tier link a GPU leaves (up) or enters (down) its group of `tier` by.
+  int tiers_between(const GpuPlace& a, const GpuPlace& b) const;
+  LinkId tier_link(int tier, const GpuPlace& gpu, bool up) const;
 };
 
 // The WAN chains from `source_site` to every site that carry one message of

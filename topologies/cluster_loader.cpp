@@ -14,6 +14,8 @@
 #include "base/units.hpp"
 #include "topologies/bandwidth_variation.hpp"
 #include "topologies/cluster_spec.hpp"
+#include "topologies/fabric_tiers_json.hpp"
+#include "topologies/pair_links_json.hpp"
 
 namespace hetsim {
 
@@ -99,13 +101,14 @@ SiteSpec site(const JsonInput& in, const std::vector<std::string>& known_gpu_typ
   SiteSpec spec;
   spec.name = non_empty_string(in, "name");
   const JsonInput fabric = in.at("fabric");
-  fabric.reject_unknown_keys({"latency_us", "oversubscription", "source"});
+  fabric.reject_unknown_keys({"latency_us", "oversubscription", "tiers", "source"});
   spec.fabric_latency_s = fabric.non_negative("latency_us") * units::kMicrosecond;
   spec.oversubscription = fabric.number_or("oversubscription", 1.0);
   if (!(spec.oversubscription >= 1))
     fabric.fail_member("oversubscription",
                        "a ratio >= 1 (1 = non-blocking; 4 = nodes get a quarter of their NIC bandwidth "
                        "into the fabric)");
+  if (fabric.has("tiers")) spec.tiers = read_fabric_tiers(fabric.at("tiers"));
   const JsonInput groups = in.at("node_groups");
   if (groups.array_size() == 0) groups.fail("a non-empty array of node groups");
   std::map<std::string, std::size_t> seen;
@@ -197,12 +200,22 @@ std::vector<int> site_components(std::size_t site_count, const std::vector<WanLi
   return roots;
 }
 
+// Node names by global index, as build_cluster() gives them ("site/group<k>").
+std::vector<std::string> node_names(const ClusterSpec& spec) {
+  std::vector<std::string> names;
+  for (const SiteSpec& s : spec.sites)
+    for (const NodeGroupSpec& g : s.node_groups)
+      for (int k = 0; k < g.count; ++k) names.push_back(node_name_in_group(s.name, g.name, k));
+  return names;
+}
+
 }  // namespace
 
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::string>& known_gpu_types) {
   const nlohmann::json document = read_json_file(path);
   const JsonInput root(document, path);
-  root.reject_unknown_keys({"name", "description", "source", "sites", "wan_links", "wan_routing"});
+  root.reject_unknown_keys(
+      {"name", "description", "source", "sites", "wan_links", "wan_routing", "pair_links"});
   ClusterSpec spec;
   spec.name = non_empty_string(root, "name");
   spec.description = root.string_or("description", "");
@@ -243,6 +256,7 @@ ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::st
     routing.reject_unknown_keys({"message_MiB", "source"});
     spec.wan_route_message_bytes = routing.non_negative("message_MiB") * units::kMiB;
   }
+  if (root.has("pair_links")) spec.pair_links = read_pair_links(root.at("pair_links"), node_names(spec));
   const std::vector<int> component = site_components(spec.sites.size(), spec.wan_links);
   for (std::size_t s = 1; s < spec.sites.size(); ++s) {
     if (component[s] != component[0]) {

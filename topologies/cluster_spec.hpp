@@ -25,6 +25,21 @@ struct NodeGroupSpec {
   std::string profile;      // calibration profile of these GPUs (path), empty: none
 };
 
+// One switch tier above the nodes of a site (topologies/README.md, "Switch tiers"). Nodes are
+// cut into groups of `nodes_per_group` consecutive nodes of the site; a route between nodes of
+// different groups leaves its group through the group's uplink and enters the other group
+// through its downlink, each carrying the group's injection bandwidth (its nodes' NICs) divided
+// by `oversubscription`, shared by every flow that crosses it.
+struct FabricTierSpec {
+  int nodes_per_group = 1;
+  // Rail-optimised: NIC k of every node of a group sits on the group's leaf for rail k, so only
+  // same-rail traffic stays inside the group; the group has one uplink per rail, carrying that
+  // rail's NICs over the ratio.
+  bool rail_optimized = false;
+  double oversubscription = 1;
+  double latency_s = 0;  // added once to a route that leaves a group of this tier
+};
+
 struct SiteSpec {
   std::string name;
   double fabric_latency_s = 0;  // the site switch fabric, crossed once by an inter-node route
@@ -32,6 +47,17 @@ struct SiteSpec {
   // r > 1 gives every node an uplink and a downlink of gpus_per_node * nic / r.
   double oversubscription = 1;
   std::vector<NodeGroupSpec> node_groups;
+  // Switch tiers from the leaves up; groups nest (each tier's nodes_per_group a multiple of the
+  // one below). Empty: one switch joins the site's nodes.
+  std::vector<FabricTierSpec> tiers = {};
+};
+
+// Measured links between pairs of machines (nodes), which replace the fabric and WAN route
+// between them: `figures[i][j]` is the link from nodes[i] to nodes[j] (per direction; latency
+// one-way). Unused on the diagonal.
+struct PairLinksSpec {
+  std::vector<int> nodes;  // global node indexes, file order
+  std::vector<std::vector<LinkFigures>> figures;
 };
 
 struct WanLinkSpec {
@@ -48,12 +74,18 @@ struct WanLinkSpec {
 // chosen once per pair of sites, not per message.
 inline constexpr double kDefaultWanRouteMessageBytes = 64.0 * 1024 * 1024;
 
+// The name build_cluster() gives node `k` of a node group: "site/group<k>", e.g. "dc-a/dgx3".
+inline std::string node_name_in_group(const std::string& site, const std::string& group, int k) {
+  return site + "/" + group + std::to_string(k);
+}
+
 struct ClusterSpec {
   std::string name;
   std::string description;
   std::string source_file;  // "" when built in memory
   std::vector<SiteSpec> sites;
   std::vector<WanLinkSpec> wan_links;
+  PairLinksSpec pair_links;  // empty: none
   // Between sites, the chain of WAN links that carries one message of this size soonest
   // (latency + bytes / bottleneck bandwidth) is the route.
   double wan_route_message_bytes = kDefaultWanRouteMessageBytes;

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
+#include "topologies/cluster_loader.hpp"
+
 namespace hetsim::test {
 
 inline const std::vector<std::string> kGpuTypes = {"h100-sxm", "a100-80gb"};
@@ -21,6 +24,17 @@ inline std::string write_scratch_file(const std::string& name, const std::string
   const auto path = dir / name;
   std::ofstream(path, std::ios::binary) << text;
   return path.string();
+}
+
+// The one-line message of the InputError loading the cluster file at `path` throws, or
+// "(no error)" when it loads.
+inline std::string load_error(const std::string& path) {
+  try {
+    (void)load_cluster(path, kGpuTypes);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace hetsim::test
