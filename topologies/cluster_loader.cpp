@@ -15,6 +15,7 @@
 #include "topologies/bandwidth_variation.hpp"
 #include "topologies/cluster_spec.hpp"
 #include "topologies/fabric_tiers_json.hpp"
+#include "topologies/link_ranges.hpp"
 #include "topologies/pair_links_json.hpp"
 
 namespace hetsim {
@@ -45,31 +46,23 @@ std::string suggestion(const std::string& word, const std::vector<std::string>& 
   return nearest.empty() ? "" : "; did you mean " + json_text(nearest) + "?";
 }
 
-// Link figures a real link can have, so that a typo (1e-320 Gbit/s, latency in the wrong unit by
-// 10^6) is an error rather than an iteration of 10^300 s or a report of nulls. A bandwidth from
-// 1 kbit/s (slower than any network a model is trained over) to 10 Pbit/s (about 1,400x NVLink
-// 5's 900 GB/s = 7.2 Tbit/s per GPU and direction, 1.8 TB/s bidirectional in NVIDIA's Blackwell
-// datasheet); a latency up to 10 s (a geostationary satellite round trip is about 0.6 s).
-constexpr double kMinLinkGbps = 1e-6, kMaxLinkGbps = 1e7;
-constexpr double kMaxLinkLatencyS = 10;
-
 double link_gbit_per_s(const JsonInput& in, const std::string& key) {
-  return in.between(key, kMinLinkGbps, kMaxLinkGbps);
+  return in.between(key, link_ranges::kMinGbps, link_ranges::kMaxGbps);
 }
 double link_gbyte_per_s(const JsonInput& in, const std::string& key) {
-  return in.between(key, kMinLinkGbps / 8, kMaxLinkGbps / 8);
+  return in.between(key, link_ranges::kMinGbps / 8, link_ranges::kMaxGbps / 8);
 }
 
 LinkFigures intra_node_figures(const JsonInput& intra) {
   intra.reject_unknown_keys({"bandwidth_GBps", "latency_us", "source"});
   return {units::gbyte_per_s_to_bytes(link_gbyte_per_s(intra, "bandwidth_GBps")),
-          intra.between("latency_us", 0, kMaxLinkLatencyS / units::kMicrosecond) * units::kMicrosecond};
+          intra.between("latency_us", 0, link_ranges::kMaxLatencyS / units::kMicrosecond) * units::kMicrosecond};
 }
 
 LinkFigures nic_figures(const JsonInput& nic) {
   nic.reject_unknown_keys({"bandwidth_Gbps", "latency_us", "source"});
   return {units::gbit_per_s_to_bytes(link_gbit_per_s(nic, "bandwidth_Gbps")),
-          nic.between("latency_us", 0, kMaxLinkLatencyS / units::kMicrosecond) * units::kMicrosecond};
+          nic.between("latency_us", 0, link_ranges::kMaxLatencyS / units::kMicrosecond) * units::kMicrosecond};
 }
 
 std::string beside(const std::string& cluster_file, const std::string& name);
@@ -175,7 +168,7 @@ WanLinkSpec wan_link(const JsonInput& in, const std::vector<std::string>& site_n
   wan.site_a = index[0];
   wan.site_b = index[1];
   wan.figures.bandwidth_bytes_per_s = units::gbit_per_s_to_bytes(link_gbit_per_s(in, "bandwidth_Gbps"));
-  wan.figures.latency_s = in.between("latency_ms", 0, kMaxLinkLatencyS / units::kMillisecond) * units::kMillisecond;
+  wan.figures.latency_s = in.between("latency_ms", 0, link_ranges::kMaxLatencyS / units::kMillisecond) * units::kMillisecond;
   wan.egress_usd_per_byte = in.non_negative("egress_usd_per_GB") / units::kGB;
   if (in.has("bandwidth_trace_file") && in.has("bandwidth_random_walk"))
     in.fail_member("bandwidth_random_walk", "either bandwidth_trace_file or bandwidth_random_walk, not both");

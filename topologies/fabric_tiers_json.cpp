@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "base/units.hpp"
+#include "topologies/link_ranges.hpp"
 
 namespace hetsim {
 
@@ -31,7 +32,8 @@ std::vector<FabricTierSpec> read_fabric_tiers(const JsonInput& tiers) {
     }
     tier.rail_optimized = in.boolean_or("rail_optimized", false);
     tier.oversubscription = in.positive("oversubscription");
-    tier.latency_s = in.non_negative("latency_us") * units::kMicrosecond;
+    tier.latency_s = in.between("latency_us", 0, link_ranges::kMaxLatencyS / units::kMicrosecond) *
+                     units::kMicrosecond;
     out.push_back(tier);
   }
   return out;

@@ -3,20 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <unordered_map>
 
 #include "base/error.hpp"
 #include "base/units.hpp"
+#include "topologies/link_ranges.hpp"
 
 namespace hetsim {
 
 namespace {
 
 // One matrix, rows and columns in the order of `machines`; `to_si` turns an entry into SI units.
-// Off the diagonal an entry must be > 0 (`positive`) or >= 0; on it, 0.
-std::vector<std::vector<double>> matrix(const JsonInput& in, std::size_t machines, bool positive,
-                                        double to_si) {
+// Off the diagonal an entry must lie in [low, high]; on it, 0.
+std::vector<std::vector<double>> matrix(const JsonInput& in, std::size_t machines, double low,
+                                        double high, double to_si) {
   if (in.array_size() != machines)
     in.fail(
         fmt::format("an array of {} rows, one per machine (got {})", machines, in.array_size()));
@@ -33,8 +33,8 @@ std::vector<std::vector<double>> matrix(const JsonInput& in, std::size_t machine
       if (i == j) {
         if (!number || v != 0)
           cell.fail("0 on the diagonal (a machine has no pair link to itself)");
-      } else if (!number || !std::isfinite(v) || (positive ? !(v > 0) : !(v >= 0))) {
-        cell.fail(positive ? "a finite number > 0" : "a finite number >= 0");
+      } else if (!number || !(v >= low && v <= high)) {
+        cell.fail(fmt::format("a number between {:g} and {:g}", low, high));
       }
       out[i][j] = v * to_si;
     }
@@ -70,8 +70,10 @@ PairLinksSpec read_pair_links(const JsonInput& in, const std::vector<std::string
     spec.nodes.push_back(it->second);
   }
   const std::size_t n = spec.nodes.size();
-  const auto bandwidth = matrix(in.at("bandwidth_Gbps"), n, true, units::gbit_per_s_to_bytes(1));
-  const auto latency = matrix(in.at("latency_ms"), n, false, units::kMillisecond);
+  const auto bandwidth = matrix(in.at("bandwidth_Gbps"), n, link_ranges::kMinGbps, link_ranges::kMaxGbps,
+                                units::gbit_per_s_to_bytes(1));
+  const auto latency = matrix(in.at("latency_ms"), n, 0, link_ranges::kMaxLatencyS / units::kMillisecond,
+                              units::kMillisecond);
   spec.figures.assign(n, std::vector<LinkFigures>(n));
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) spec.figures[i][j] = {bandwidth[i][j], latency[i][j]};

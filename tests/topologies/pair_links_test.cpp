@@ -100,20 +100,25 @@ TEST_CASE(
   const std::string negative =
       edited("pairs-negative.json", [](json& d) { d["pair_links"]["latency_ms"][2][0] = -1; });
   CHECK(load_error(negative) ==
-        negative + ": /pair_links/latency_ms/2/0: got -1; expected a finite number >= 0");
+        negative + ": /pair_links/latency_ms/2/0: got -1; expected a number between 0 and 10000");
   const std::string zero =
       edited("pairs-zero.json", [](json& d) { d["pair_links"]["bandwidth_Gbps"][0][2] = 0; });
   CHECK(load_error(zero) ==
-        zero + ": /pair_links/bandwidth_Gbps/0/2: got 0; expected a finite number > 0");
+        zero + ": /pair_links/bandwidth_Gbps/0/2: got 0; expected a number between 1e-06 and 1e+07");
+  // A denormal bandwidth is > 0, yet every route over it would cost infinity.
+  const std::string tiny =
+      edited("pairs-denormal.json", [](json& d) { d["pair_links"]["bandwidth_Gbps"][1][0] = 1e-320; });
+  CHECK(load_error(tiny) ==
+        tiny + ": /pair_links/bandwidth_Gbps/1/0: got 1e-320; expected a number between 1e-06 and 1e+07");
   // JSON has no NaN; a string or null where a number belongs is refused the same way.
   const std::string nan =
       edited("pairs-nan.json", [](json& d) { d["pair_links"]["bandwidth_Gbps"][2][1] = "NaN"; });
   CHECK(load_error(nan) ==
-        nan + ": /pair_links/bandwidth_Gbps/2/1: got \"NaN\"; expected a finite number > 0");
+        nan + ": /pair_links/bandwidth_Gbps/2/1: got \"NaN\"; expected a number between 1e-06 and 1e+07");
   const std::string null =
       edited("pairs-null.json", [](json& d) { d["pair_links"]["latency_ms"][0][1] = nullptr; });
   CHECK(load_error(null) ==
-        null + ": /pair_links/latency_ms/0/1: got null; expected a finite number >= 0");
+        null + ": /pair_links/latency_ms/0/1: got null; expected a number between 0 and 10000");
   const std::string diagonal =
       edited("pairs-diagonal.json", [](json& d) { d["pair_links"]["bandwidth_Gbps"][1][1] = 9; });
   CHECK(load_error(diagonal) ==
