@@ -1,0 +1,153 @@
+// `hetsim sweep`: many jobs from one spec, on every core and, under mpirun, on every rank.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <numeric>
+#include <thread>
+
+#include "base/error.hpp"
+#include "models/gpu_catalog.hpp"
+#include "tools/hetsim/commands.hpp"
+#include "tools/hetsim/shipped_paths.hpp"
+#include "tools/sweep/point_runner.hpp"
+#include "tools/sweep/shard.hpp"
+#include "tools/sweep/sweep_file.hpp"
+#include "tools/sweep/sweep_progress.hpp"
+#include "tools/sweep/sweep_ranks.hpp"
+#include "tools/sweep/sweep_report.hpp"
+#include "tools/sweep/sweep_spec.hpp"
+
+namespace hetsim::cli {
+
+namespace {
+
+using namespace hetsim::sweep;
+
+struct SweepArgs {
+  std::string spec;
+  std::string out;
+  std::string shard;
+  int jobs = 0;
+  bool resume = false;
+  ReportRequest report;
+};
+
+// How long rank 0 waits for a local point before looking for other ranks' lines.
+constexpr auto kPollOthers = std::chrono::milliseconds(2);
+constexpr auto kPollAlone = std::chrono::milliseconds(200);
+
+// Rank 0's start: the points still to run, with the lines a resumed file already holds, and the
+// writer of the output (null without --out).
+struct Start {
+  std::vector<std::size_t> pending;
+  std::vector<nlohmann::json> lines;
+  std::unique_ptr<LineWriter> writer;
+};
+
+Start start_output(const SweepArgs& args, const SweepSpec& spec, const Shard& shard,
+                   const std::vector<std::size_t>& selected) {
+  Start start;
+  const nlohmann::json header = sweep_header(spec, shard);
+  if (args.resume && std::filesystem::exists(args.out)) {
+    SweepFile file = read_sweep_file(args.out);
+    start.pending = points_to_resume(file, args.out, header, spec, selected);
+    start.lines = std::move(file.lines);
+    std::filesystem::resize_file(args.out, file.whole_bytes);  // drop a torn last line
+    start.writer = std::make_unique<LineWriter>(args.out, true);
+    return start;
+  }
+  start.pending = selected;
+  if (!args.out.empty()) {
+    start.writer = std::make_unique<LineWriter>(args.out, false);
+    start.writer->write(header);
+  }
+  return start;
+}
+
+void run(SweepArgs& args) {
+  if (args.resume && args.out.empty()) throw Error("--resume: needs --out FILE.jsonl, the file to resume");
+  if (args.jobs < 0) throw Error(fmt::format("--jobs: got {}; expected a thread count >= 1 (0: every core)", args.jobs));
+  const SweepSpec spec = load_sweep_spec(args.spec);
+  const Shard shard = args.shard.empty() ? Shard{} : parse_shard(args.shard, "--shard");
+  const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
+  std::vector<std::size_t> all(spec.points.size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  const std::vector<std::size_t> selected = share_of(all, shard.index, shard.count);
+
+  SweepRanks ranks;
+  Start start;
+  if (ranks.rank() == 0) {
+    try {
+      start = start_output(args, spec, shard, selected);
+    } catch (const Error&) {
+      ranks.broadcast_points(start.pending, false);
+      throw;
+    }
+  }
+  if (!ranks.broadcast_points(start.pending, true)) return;  // rank 0 could not start and says why
+  const int jobs = args.jobs > 0 ? args.jobs
+                                 : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / ranks.local_size());
+  PointRunner runner(spec, catalog, share_of(start.pending, ranks.rank(), ranks.size()), jobs);
+
+  if (ranks.rank() != 0) {
+    while (!runner.done())
+      for (const nlohmann::json& line : runner.take(kPollAlone)) ranks.send_line(line.dump());
+    ranks.send_finished();
+    return;
+  }
+  try {
+    SweepProgress progress(selected.size(), selected.size() - start.pending.size(), ::isatty(STDERR_FILENO) == 1);
+    const auto keep = [&](nlohmann::json line) {
+      if (start.writer) start.writer->write(line);
+      start.lines.push_back(std::move(line));
+      progress.advance(1);
+    };
+    for (bool others = ranks.size() > 1; others || !runner.done();) {
+      for (nlohmann::json& line : runner.take(ranks.size() > 1 ? kPollOthers : kPollAlone)) keep(std::move(line));
+      std::vector<std::string> received;
+      others = others && ranks.receive_lines(received);
+      for (const std::string& text : received) keep(nlohmann::json::parse(text));
+    }
+    progress.finish();
+    sort_by_index(start.lines);
+    report_sweep(start.lines, selected.size(), args.report);
+  } catch (const Error& e) {
+    ranks.abort_all(e.what());
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Run many jobs from a spec: a base job and axes (their cartesian product) or a list of points, "
+      "keyed by run's long flag names without dashes, plus gpu_type, wan_bandwidth_Gbps and "
+      "wan_latency_ms. Points run on every core; under mpirun on every rank, rank 0 writing the output. "
+      "Prints the fastest point, the cheapest per token and the Pareto front of time vs cost.\n"
+      "Example: hetsim sweep tools/sweep/examples/llama-3-8b-plans.json --out plans.jsonl --csv plans.csv "
+      "--svg plans.svg");
+  cmd->add_option("spec", args->spec, "sweep spec JSON (README: Sweeps)")->required();
+  cmd->add_option("--out", args->out,
+                  "JSON lines: a header, then one line per point as it finishes: the point and its report, or "
+                  "its error");
+  cmd->add_option("--csv", args->report.csv, "one row per point: its keys and headline figures");
+  cmd->add_option("--svg", args->report.svg, "plot of time vs cost per million tokens with the Pareto front");
+  cmd->add_option("-j,--jobs", args->jobs, "threads (0: every core, shared among the ranks on a machine)")
+      ->capture_default_str();
+  cmd->add_flag("--resume", args->resume,
+                "keep the points --out already holds (dropping a torn last line) and run the rest");
+  cmd->add_option("--shard", args->shard,
+                  "run only shard i of N (every N-th point from the i-th), e.g. a Slurm array task's "
+                  "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; join the shards' files with hetsim merge");
+  cmd->add_flag("--json", args->report.json, "print the summary as JSON");
+  cmd->callback([args] {
+    args->report.title = "hetsim sweep " + std::filesystem::path(args->spec).filename().string();
+    run(*args);
+  });
+}
+
+}  // namespace hetsim::cli
