@@ -35,7 +35,7 @@ void SweepProgress::advance(std::size_t points) {
   done_ += points;
   const auto now = std::chrono::steady_clock::now();
   if (terminal_) {
-    if (now - last_draw_ >= kRedraw || done_ == total_) show();
+    if (now - last_draw_ >= kRedraw) show();  // finish() draws the last state
     return;
   }
   if (done_ >= next_plain_line_ || done_ == total_) {
