@@ -30,28 +30,30 @@ TEST_CASE("keys set the fields their flags set, aliases and long names alike") {
   CHECK(job.variation.cache_key() == "||");
 }
 
-TEST_CASE("a flag given false stays off; without --schedule, vpp > 1 picks interleaved as run does") {
+TEST_CASE(
+    "a flag given false stays off; without --schedule, vpp > 1 picks interleaved as run does") {
   const PointJob job = parse_point_job(json::parse(R"({"use-flash-attn": false, "vpp": 2})"));
   CHECK_FALSE(job.args.options.plan.flash_attention);
   CHECK_FALSE(job.args.schedule_given);
 }
 
 TEST_CASE("values run would reject are reasons naming the flag") {
-  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"tp": "eight"})")), doctest::Contains("--tp"), hetsim::Error);
-  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"collectives": "smoke"})")), doctest::Contains("smoke"),
-                       hetsim::Error);
+  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"tp": "eight"})")),
+                       doctest::Contains("--tp"), hetsim::Error);
+  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"collectives": "smoke"})")),
+                       doctest::Contains("smoke"), hetsim::Error);
   CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"wan_bandwidth_Gbps": 0})")),
                        "wan_bandwidth_Gbps: got 0; expected a number > 0", hetsim::Error);
   CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"wan_latency_ms": -1})")),
                        "wan_latency_ms: got -1; expected a number >= 0", hetsim::Error);
-  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"gpu_type": 3})")), "gpu_type: got 3; expected a GPU type name",
-                       hetsim::Error);
+  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"gpu_type": 3})")),
+                       "gpu_type: got 3; expected a GPU type name", hetsim::Error);
 }
 
 TEST_CASE("the keys are run's long flag names and the cluster variations") {
   const auto& keys = job_keys();
-  for (const char* key : {"tp", "tensor-model-parallel-size", "seq-length", "schedule", "cluster", "model",
-                          "gpu_type", "wan_bandwidth_Gbps", "wan_latency_ms"}) {
+  for (const char* key : {"tp", "tensor-model-parallel-size", "seq-length", "schedule", "cluster",
+                          "model", "gpu_type", "wan_bandwidth_Gbps", "wan_latency_ms"}) {
     CAPTURE(key);
     CHECK(std::find(keys.begin(), keys.end(), key) != keys.end());
   }
@@ -70,12 +72,14 @@ TEST_CASE("cluster variations replace every node group's GPU and every WAN link'
   job.variation.apply(spec);
   for (const auto& site : spec.sites)
     for (const auto& group : site.node_groups) CHECK(group.gpu_type == "a100-80gb");
-  CHECK(spec.wan_links[0].figures.bandwidth_bytes_per_s == doctest::Approx(25e9 / 8));  // Gbit/s -> B/s
+  CHECK(spec.wan_links[0].figures.bandwidth_bytes_per_s ==
+        doctest::Approx(25e9 / 8));  // Gbit/s -> B/s
   CHECK(spec.wan_links[0].figures.latency_s == doctest::Approx(0.040));
 
   hetsim::ClusterSpec no_wan;
   no_wan.source_file = "one-site.json";
-  CHECK_THROWS_WITH_AS(job.variation.apply(no_wan),
-                       "wan_bandwidth_Gbps / wan_latency_ms: cluster one-site.json has no WAN links to vary",
-                       hetsim::Error);
+  CHECK_THROWS_WITH_AS(
+      job.variation.apply(no_wan),
+      "wan_bandwidth_Gbps / wan_latency_ms: cluster one-site.json has no WAN links to vary",
+      hetsim::Error);
 }

@@ -71,7 +71,9 @@ TEST_CASE("a cluster variation reaches the simulated cluster; an unknown GPU typ
   REQUIRE(lines.size() == 3);
   CHECK(lines[0]["report"]["peak_memory_gib"]["per_gpu"][0]["gpu_type"] == "a100-80gb");
   CHECK(lines[1]["report"]["peak_memory_gib"]["per_gpu"][0]["gpu_type"] == "h100-sxm");
-  CHECK(lines[1]["report"]["iteration_time_s"].get<double>() < lines[0]["report"]["iteration_time_s"].get<double>());
+  CHECK(lines[1]["report"]["iteration_time_s"].get<double>() <
+        lines[0]["report"]["iteration_time_s"].get<double>());
   CHECK(lines[2]["error"] ==
-        "gpu_type: got \"h100-sxn\"; expected a GPU type of the catalog (models/gpus); did you mean \"h100-sxm\"?");
+        "gpu_type: got \"h100-sxn\"; expected a GPU type of the catalog (models/gpus); did you "
+        "mean \"h100-sxm\"?");
 }

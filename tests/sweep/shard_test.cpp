@@ -17,9 +17,11 @@ TEST_CASE("i/N parses, and anything else is refused naming the flag") {
   CHECK(shard.text() == "2/5");
   for (const char* bad : {"5/5", "-1/2", "1/0", "1", "/2", "1/", "a/b", "1/2x", "1//2"}) {
     CAPTURE(bad);
-    CHECK_THROWS_WITH_AS(parse_shard(bad, "--shard"),
-                         ("--shard: got \"" + std::string(bad) + "\"; expected i/N with 0 <= i < N, e.g. 0/4").c_str(),
-                         hetsim::Error);
+    CHECK_THROWS_WITH_AS(
+        parse_shard(bad, "--shard"),
+        ("--shard: got \"" + std::string(bad) + "\"; expected i/N with 0 <= i < N, e.g. 0/4")
+            .c_str(),
+        hetsim::Error);
   }
 }
 

@@ -17,11 +17,12 @@ namespace {
 
 // A report line with the figures the summary reads: 1e6 / tokens_per_s seconds per million tokens.
 json ran(std::size_t index, double tokens_per_s, double usd_per_million_tokens, bool oom = false) {
-  json report{{"tokens_per_s", tokens_per_s},
-              {"iteration_time_s", 1.0},
-              {"cost_usd", {{"per_million_tokens", usd_per_million_tokens}, {"per_iteration", 2.0}}},
-              {"peak_memory_gib", {{"max", 40.0}}},
-              {"oom", oom ? json::array({json{{"gpu", 0}}}) : json::array()}};
+  json report{
+      {"tokens_per_s", tokens_per_s},
+      {"iteration_time_s", 1.0},
+      {"cost_usd", {{"per_million_tokens", usd_per_million_tokens}, {"per_iteration", 2.0}}},
+      {"peak_memory_gib", {{"max", 40.0}}},
+      {"oom", oom ? json::array({json{{"gpu", 0}}}) : json::array()}};
   return {{"index", index}, {"point", {{"tp", index}}}, {"report", report}};
 }
 
@@ -33,8 +34,13 @@ json failed(std::size_t index, const std::string& why) {
 // 3: 10 s, $6 (dominated by 0); 4: 5 s, $8 (tied with 1: the lower index stands);
 // 5: out of memory though fastest and cheapest; 6: invalid.
 std::vector<json> sample() {
-  return {ran(0, 1e5, 5), ran(1, 2e5, 8), ran(2, 5e4, 4), ran(3, 1e5, 6), ran(4, 2e5, 8),
-          ran(5, 1e6, 1, true), failed(6, "--tp 3 does not divide 32 GPUs")};
+  return {ran(0, 1e5, 5),
+          ran(1, 2e5, 8),
+          ran(2, 5e4, 4),
+          ran(3, 1e5, 6),
+          ran(4, 2e5, 8),
+          ran(5, 1e6, 1, true),
+          failed(6, "--tp 3 does not divide 32 GPUs")};
 }
 
 std::vector<std::size_t> indexes(const std::vector<PointCosts>& points) {
@@ -88,13 +94,15 @@ TEST_CASE("the text summary names the points") {
         "  point 0 {\"tp\":0}: 10 s and $5 per million tokens\n"
         "  point 2 {\"tp\":2}: 20 s and $4 per million tokens\n");
   const std::vector<json> none{failed(0, "no")};
-  CHECK(summary_text(summarize(none, 1), none) == "1 of 1 points: 0 feasible, 0 out of memory, 1 invalid\nno feasible point\n");
+  CHECK(summary_text(summarize(none, 1), none) ==
+        "1 of 1 points: 0 feasible, 0 out of memory, 1 invalid\nno feasible point\n");
 }
 
 TEST_CASE("the CSV has a row per point, figures or the quoted error") {
   const std::vector<json> lines{ran(0, 1e5, 5), failed(1, "bad \"tp\", see")};
   CHECK(sweep_csv(lines) ==
-        "index,tp,status,iteration_time_s,tokens_per_s,mfu,bubble_fraction,peak_memory_gib,usd_per_iteration,"
+        "index,tp,status,iteration_time_s,tokens_per_s,mfu,bubble_fraction,peak_memory_gib,usd_per_"
+        "iteration,"
         "usd_per_million_tokens,energy_kwh,error\n"
         "0,0,ok,1.0,100000.0,,,40.0,2.0,5.0,,\n"
         "1,1,invalid,,,,,,,,,\"bad \"\"tp\"\", see\"\n");

@@ -68,8 +68,11 @@ Start start_output(const SweepArgs& args, const SweepSpec& spec, const Shard& sh
 }
 
 void run(SweepArgs& args) {
-  if (args.resume && args.out.empty()) throw Error("--resume: needs --out FILE.jsonl, the file to resume");
-  if (args.jobs < 0) throw Error(fmt::format("--jobs: got {}; expected a thread count >= 1 (0: every core)", args.jobs));
+  if (args.resume && args.out.empty())
+    throw Error("--resume: needs --out FILE.jsonl, the file to resume");
+  if (args.jobs < 0)
+    throw Error(
+        fmt::format("--jobs: got {}; expected a thread count >= 1 (0: every core)", args.jobs));
   const SweepSpec spec = load_sweep_spec(args.spec);
   const Shard shard = args.shard.empty() ? Shard{} : parse_shard(args.shard, "--shard");
   const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
@@ -88,8 +91,10 @@ void run(SweepArgs& args) {
     }
   }
   if (!ranks.broadcast_points(start.pending, true)) return;  // rank 0 could not start and says why
-  const int jobs = args.jobs > 0 ? args.jobs
-                                 : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / ranks.local_size());
+  const int jobs =
+      args.jobs > 0
+          ? args.jobs
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / ranks.local_size());
   PointRunner runner(spec, catalog, share_of(start.pending, ranks.rank(), ranks.size()), jobs);
 
   if (ranks.rank() != 0) {
@@ -99,14 +104,16 @@ void run(SweepArgs& args) {
     return;
   }
   try {
-    SweepProgress progress(selected.size(), selected.size() - start.pending.size(), ::isatty(STDERR_FILENO) == 1);
+    SweepProgress progress(selected.size(), selected.size() - start.pending.size(),
+                           ::isatty(STDERR_FILENO) == 1);
     const auto keep = [&](nlohmann::json line) {
       if (start.writer) start.writer->write(line);
       start.lines.push_back(std::move(line));
       progress.advance(1);
     };
     for (bool others = ranks.size() > 1; others || !runner.done();) {
-      for (nlohmann::json& line : runner.take(ranks.size() > 1 ? kPollOthers : kPollAlone)) keep(std::move(line));
+      for (nlohmann::json& line : runner.take(ranks.size() > 1 ? kPollOthers : kPollAlone))
+        keep(std::move(line));
       std::vector<std::string> received;
       others = others && ranks.receive_lines(received);
       for (const std::string& text : received) keep(nlohmann::json::parse(text));
@@ -125,25 +132,32 @@ void add_sweep_command(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand(
       "sweep",
-      "Run many jobs from a spec: a base job and axes (their cartesian product) or a list of points, "
+      "Run many jobs from a spec: a base job and axes (their cartesian product) or a list of "
+      "points, "
       "keyed by run's long flag names without dashes, plus gpu_type, wan_bandwidth_Gbps and "
-      "wan_latency_ms. Points run on every core; under mpirun on every rank, rank 0 writing the output. "
+      "wan_latency_ms. Points run on every core; under mpirun on every rank, rank 0 writing the "
+      "output. "
       "Prints the fastest point, the cheapest per token and the Pareto front of time vs cost.\n"
-      "Example: hetsim sweep tools/sweep/examples/llama-3-8b-plans.json --out plans.jsonl --csv plans.csv "
+      "Example: hetsim sweep tools/sweep/examples/llama-3-8b-plans.json --out plans.jsonl --csv "
+      "plans.csv "
       "--svg plans.svg");
   cmd->add_option("spec", args->spec, "sweep spec JSON (README: Sweeps)")->required();
-  cmd->add_option("--out", args->out,
-                  "JSON lines: a header, then one line per point as it finishes: the point and its report, or "
-                  "its error");
+  cmd->add_option(
+      "--out", args->out,
+      "JSON lines: a header, then one line per point as it finishes: the point and its report, or "
+      "its error");
   cmd->add_option("--csv", args->report.csv, "one row per point: its keys and headline figures");
-  cmd->add_option("--svg", args->report.svg, "plot of time vs cost per million tokens with the Pareto front");
-  cmd->add_option("-j,--jobs", args->jobs, "threads (0: every core, shared among the ranks on a machine)")
+  cmd->add_option("--svg", args->report.svg,
+                  "plot of time vs cost per million tokens with the Pareto front");
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "threads (0: every core, shared among the ranks on a machine)")
       ->capture_default_str();
   cmd->add_flag("--resume", args->resume,
                 "keep the points --out already holds (dropping a torn last line) and run the rest");
-  cmd->add_option("--shard", args->shard,
-                  "run only shard i of N (every N-th point from the i-th), e.g. a Slurm array task's "
-                  "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; join the shards' files with hetsim merge");
+  cmd->add_option(
+      "--shard", args->shard,
+      "run only shard i of N (every N-th point from the i-th), e.g. a Slurm array task's "
+      "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; join the shards' files with hetsim merge");
   cmd->add_flag("--json", args->report.json, "print the summary as JSON");
   cmd->callback([args] {
     args->report.title = "hetsim sweep " + std::filesystem::path(args->spec).filename().string();

@@ -9,7 +9,7 @@
 
 namespace hetsim::sweep {
 
-std::string pareto_svg(const SweepSummary& summary, const std::vector<nlohmann::json>& lines_by_index,
-                       const std::string& title);
+std::string pareto_svg(const SweepSummary& summary,
+                       const std::vector<nlohmann::json>& lines_by_index, const std::string& title);
 
 }  // namespace hetsim::sweep

@@ -21,25 +21,29 @@ std::string flag_value(const std::string& key, const nlohmann::json& value) {
     std::string joined;
     for (const nlohmann::json& item : value) {
       if (!item.is_number() && !item.is_string())
-        throw Error(fmt::format("{}: got {}; expected a list of numbers or strings", key, value.dump()));
+        throw Error(
+            fmt::format("{}: got {}; expected a list of numbers or strings", key, value.dump()));
       joined += (joined.empty() ? "" : ",") + flag_value(key, item);
     }
     return joined;
   }
-  throw Error(fmt::format("{}: got {}; expected a string, a number, a boolean or a list", key, value.dump()));
+  throw Error(fmt::format("{}: got {}; expected a string, a number, a boolean or a list", key,
+                          value.dump()));
 }
 
 double variation_number(const std::string& key, const nlohmann::json& value, bool zero_allowed) {
   if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0 ||
       (!zero_allowed && value.get<double>() == 0))
-    throw Error(fmt::format("{}: got {}; expected a number {}", key, value.dump(), zero_allowed ? ">= 0" : "> 0"));
+    throw Error(fmt::format("{}: got {}; expected a number {}", key, value.dump(),
+                            zero_allowed ? ">= 0" : "> 0"));
   return value.get<double>();
 }
 
 }  // namespace
 
 std::string ClusterVariation::cache_key() const {
-  return fmt::format("{}|{}|{}", gpu_type, wan_bandwidth_Gbps ? fmt::format("{}", *wan_bandwidth_Gbps) : "",
+  return fmt::format("{}|{}|{}", gpu_type,
+                     wan_bandwidth_Gbps ? fmt::format("{}", *wan_bandwidth_Gbps) : "",
                      wan_latency_ms ? fmt::format("{}", *wan_latency_ms) : "");
 }
 
@@ -48,16 +52,18 @@ void ClusterVariation::apply(ClusterSpec& spec) const {
     for (SiteSpec& site : spec.sites)
       for (NodeGroupSpec& group : site.node_groups) group.gpu_type = gpu_type;
   if ((wan_bandwidth_Gbps || wan_latency_ms) && spec.wan_links.empty())
-    throw Error(fmt::format("{} / {}: cluster {} has no WAN links to vary", kWanBandwidthKey, kWanLatencyKey,
-                            spec.source_file));
+    throw Error(fmt::format("{} / {}: cluster {} has no WAN links to vary", kWanBandwidthKey,
+                            kWanLatencyKey, spec.source_file));
   for (WanLinkSpec& link : spec.wan_links) {
     if (wan_bandwidth_Gbps) {
       // A time-varying link's trace would override the constant figure, so the two cannot mix.
       if (!link.bandwidth_trace.empty())
-        throw Error(fmt::format("{}: cluster {} gives its WAN links a bandwidth trace; a constant "
-                                "bandwidth cannot replace it",
-                                kWanBandwidthKey, spec.source_file));
-      link.figures.bandwidth_bytes_per_s = *wan_bandwidth_Gbps * 1e9 / 8;  // Gbit/s as in the cluster file
+        throw Error(
+            fmt::format("{}: cluster {} gives its WAN links a bandwidth trace; a constant "
+                        "bandwidth cannot replace it",
+                        kWanBandwidthKey, spec.source_file));
+      link.figures.bandwidth_bytes_per_s =
+          *wan_bandwidth_Gbps * 1e9 / 8;  // Gbit/s as in the cluster file
     }
     if (wan_latency_ms) link.figures.latency_s = *wan_latency_ms * 1e-3;
   }

@@ -19,7 +19,7 @@ inline constexpr const char* kWanBandwidthKey = "wan_bandwidth_Gbps";
 inline constexpr const char* kWanLatencyKey = "wan_latency_ms";
 
 struct ClusterVariation {
-  std::string gpu_type;                    // empty: as in the file
+  std::string gpu_type;  // empty: as in the file
   std::optional<double> wan_bandwidth_Gbps;
   std::optional<double> wan_latency_ms;
   // A printable key naming the variation (empty for none), for caching built clusters.

@@ -29,7 +29,8 @@ class JobCache {
     const std::string key = path + "\n" + variation.cache_key();
     if (auto it = clusters_.find(key); it != clusters_.end()) return *it->second;
     auto spec = specs_.find(path);
-    if (spec == specs_.end()) spec = specs_.emplace(path, load_cluster_spec(path, catalog_.keys())).first;
+    if (spec == specs_.end())
+      spec = specs_.emplace(path, load_cluster_spec(path, catalog_.keys())).first;
     ClusterSpec varied = spec->second;
     if (!variation.gpu_type.empty()) check_gpu_type(variation.gpu_type);
     variation.apply(varied);
@@ -46,7 +47,8 @@ class JobCache {
     const std::vector<std::string> keys = catalog_.keys();
     if (std::find(keys.begin(), keys.end(), type) != keys.end()) return;
     const std::string near = nearest_word(type, keys);
-    throw Error(fmt::format("{}: got \"{}\"; expected a GPU type of the catalog (models/gpus){}", kGpuTypeKey, type,
+    throw Error(fmt::format("{}: got \"{}\"; expected a GPU type of the catalog (models/gpus){}",
+                            kGpuTypeKey, type,
                             near.empty() ? "" : "; did you mean \"" + near + "\"?"));
   }
 
@@ -64,8 +66,9 @@ nlohmann::json run_point(const SweepSpec& spec, std::size_t index, JobCache& cac
     const TransformerConfig& model = cache.model(job.args.model);
     const RunOptions options = cli::resolve_run_options(job.args, model);
     const RunResult result = simulate_training(cluster, cache.catalog(), model, options);
-    nlohmann::json report =
-        run_report_json(result, RunContext{job.args.cluster, job.args.model, model.name, cluster.gpu_count(), 0, ""});
+    nlohmann::json report = run_report_json(
+        result,
+        RunContext{job.args.cluster, job.args.model, model.name, cluster.gpu_count(), 0, ""});
     report.erase("wall_s");
     line["report"] = std::move(report);
   } catch (const Error& e) {
@@ -79,10 +82,11 @@ nlohmann::json run_point(const SweepSpec& spec, std::size_t index, JobCache& cac
 
 }  // namespace
 
-PointRunner::PointRunner(const SweepSpec& spec, const GpuCatalog& catalog, std::vector<std::size_t> indexes,
-                         int jobs)
+PointRunner::PointRunner(const SweepSpec& spec, const GpuCatalog& catalog,
+                         std::vector<std::size_t> indexes, int jobs)
     : spec_(spec), catalog_(catalog), indexes_(std::move(indexes)) {
-  const std::size_t threads = std::min<std::size_t>(std::max(jobs, 1), std::max<std::size_t>(indexes_.size(), 1));
+  const std::size_t threads =
+      std::min<std::size_t>(std::max(jobs, 1), std::max<std::size_t>(indexes_.size(), 1));
   for (std::size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { work(); });
 }
 

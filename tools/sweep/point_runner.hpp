@@ -22,7 +22,8 @@ namespace hetsim::sweep {
 // they finish. Each thread keeps the clusters and models it has loaded for its next points.
 class PointRunner {
  public:
-  PointRunner(const SweepSpec& spec, const GpuCatalog& catalog, std::vector<std::size_t> indexes, int jobs);
+  PointRunner(const SweepSpec& spec, const GpuCatalog& catalog, std::vector<std::size_t> indexes,
+              int jobs);
   ~PointRunner();  // waits for the threads
   PointRunner(const PointRunner&) = delete;
   PointRunner& operator=(const PointRunner&) = delete;

@@ -22,7 +22,8 @@ std::string value_text(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_array()) {
     std::string joined;
-    for (const nlohmann::json& item : value) joined += (joined.empty() ? "" : ",") + value_text(item);
+    for (const nlohmann::json& item : value)
+      joined += (joined.empty() ? "" : ",") + value_text(item);
     return joined;
   }
   return value.dump();
@@ -58,12 +59,14 @@ std::string sweep_csv(const std::vector<nlohmann::json>& lines_by_index) {
     for (const std::string& key : keys)
       csv += "," + field(line["point"].contains(key) ? value_text(line["point"][key]) : "");
     if (line.contains("error")) {
-      csv += ",invalid" + std::string(figures().size(), ',') + "," + field(line["error"].get<std::string>()) + "\n";
+      csv += ",invalid" + std::string(figures().size(), ',') + "," +
+             field(line["error"].get<std::string>()) + "\n";
       continue;
     }
     const nlohmann::json& report = line["report"];
     csv += report["oom"].empty() ? ",ok" : ",out-of-memory";
-    for (const auto& [name, pointer] : figures()) csv += "," + value_text(report.value(pointer, nlohmann::json()));
+    for (const auto& [name, pointer] : figures())
+      csv += "," + value_text(report.value(pointer, nlohmann::json()));
     csv += ",\n";
   }
   return csv;

@@ -4,10 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -35,7 +35,8 @@ nlohmann::json sweep_header(const SweepSpec& spec, const Shard& shard) {
 
 LineWriter::LineWriter(std::string path, bool append) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
-  if (fd_ < 0) throw Error(fmt::format("{}: cannot open for writing: {}", path_, std::strerror(errno)));
+  if (fd_ < 0)
+    throw Error(fmt::format("{}: cannot open for writing: {}", path_, std::strerror(errno)));
 }
 
 LineWriter::~LineWriter() { ::close(fd_); }
@@ -67,25 +68,29 @@ SweepFile read_sweep_file(const std::string& path) {
       file.torn = true;  // killed in the middle of a write: the point runs again
       break;
     }
-    const nlohmann::json line = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
-                                                      text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+    const nlohmann::json line =
+        nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
+                              text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
     if (number == 1) {
       if (!line.is_object() || !line.contains("sweep") || !line["sweep"].is_object())
-        throw Error(fmt::format("{}: line 1: got {}; expected the header of a hetsim sweep file "
-                                "({{\"sweep\": {{...}}}})",
-                                path, text.substr(start, std::min<std::size_t>(end - start, 60))));
+        throw Error(
+            fmt::format("{}: line 1: got {}; expected the header of a hetsim sweep file "
+                        "({{\"sweep\": {{...}}}})",
+                        path, text.substr(start, std::min<std::size_t>(end - start, 60))));
       file.header = line;
     } else {
       if (!is_point_line(line))
-        throw Error(fmt::format("{}: line {}: got {}; expected a point line {{\"index\", \"point\", "
-                                "\"report\" or \"error\"}}",
-                                path, number, text.substr(start, std::min<std::size_t>(end - start, 60))));
+        throw Error(
+            fmt::format("{}: line {}: got {}; expected a point line {{\"index\", \"point\", "
+                        "\"report\" or \"error\"}}",
+                        path, number, text.substr(start, std::min<std::size_t>(end - start, 60))));
       file.lines.push_back(line);
     }
     start = end + 1;
     file.whole_bytes = start;
   }
-  if (file.header.is_null()) throw Error(fmt::format("{}: empty; expected a hetsim sweep file", path));
+  if (file.header.is_null())
+    throw Error(fmt::format("{}: empty; expected a hetsim sweep file", path));
   return file;
 }
 
@@ -93,17 +98,19 @@ std::vector<std::size_t> points_to_resume(const SweepFile& file, const std::stri
                                           const nlohmann::json& header, const SweepSpec& spec,
                                           const std::vector<std::size_t>& selected) {
   if (file.header != header)
-    throw Error(fmt::format("{}: line 1: the file holds another sweep ({}); --resume needs the spec it was "
-                            "started with ({}): same base job, point count and shard",
-                            path, file.header.dump(), header.dump()));
+    throw Error(
+        fmt::format("{}: line 1: the file holds another sweep ({}); --resume needs the spec it was "
+                    "started with ({}): same base job, point count and shard",
+                    path, file.header.dump(), header.dump()));
   std::set<std::size_t> done;
   for (std::size_t i = 0; i < file.lines.size(); ++i) {
     const nlohmann::json& line = file.lines[i];
     const std::size_t index = line["index"].get<std::size_t>();
     if (index >= spec.points.size() || line["point"] != spec.points[index])
-      throw Error(fmt::format("{}: line {}: point {} {} is not the spec's point of that index; --resume needs "
-                              "the spec the sweep was started with",
-                              path, i + 2, index, line["point"].dump()));
+      throw Error(fmt::format(
+          "{}: line {}: point {} {} is not the spec's point of that index; --resume needs "
+          "the spec the sweep was started with",
+          path, i + 2, index, line["point"].dump()));
     if (!done.insert(index).second)
       throw Error(fmt::format("{}: line {}: point {} appears twice", path, i + 2, index));
   }
@@ -119,9 +126,12 @@ void sort_by_index(std::vector<nlohmann::json>& lines) {
   });
 }
 
-const nlohmann::json& line_at(const std::vector<nlohmann::json>& lines_by_index, std::size_t index) {
+const nlohmann::json& line_at(const std::vector<nlohmann::json>& lines_by_index,
+                              std::size_t index) {
   return *std::lower_bound(lines_by_index.begin(), lines_by_index.end(), index,
-                           [](const nlohmann::json& line, std::size_t i) { return line["index"].get<std::size_t>() < i; });
+                           [](const nlohmann::json& line, std::size_t i) {
+                             return line["index"].get<std::size_t>() < i;
+                           });
 }
 
 }  // namespace hetsim::sweep

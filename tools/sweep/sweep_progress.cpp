@@ -18,14 +18,21 @@ constexpr auto kRedraw = std::chrono::milliseconds(100);
 
 std::string duration_text(double seconds) {
   if (seconds < 60) return fmt::format("{:.1f}s", seconds);
-  if (seconds < 3600) return fmt::format("{}m{:02}s", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
-  return fmt::format("{}h{:02}m", static_cast<int>(seconds) / 3600, static_cast<int>(seconds) % 3600 / 60);
+  if (seconds < 3600)
+    return fmt::format("{}m{:02}s", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
+  return fmt::format("{}h{:02}m", static_cast<int>(seconds) / 3600,
+                     static_cast<int>(seconds) % 3600 / 60);
 }
 
 }  // namespace
 
-SweepProgress::SweepProgress(std::size_t total, std::size_t already_done, bool terminal, std::FILE* out)
-    : total_(total), done_(already_done), done_at_start_(already_done), terminal_(terminal), out_(out) {
+SweepProgress::SweepProgress(std::size_t total, std::size_t already_done, bool terminal,
+                             std::FILE* out)
+    : total_(total),
+      done_(already_done),
+      done_at_start_(already_done),
+      terminal_(terminal),
+      out_(out) {
   const std::size_t step = std::max<std::size_t>(total_ / kPlainLines, 1);
   next_plain_line_ = (done_ / step + 1) * step;
   if (terminal_) show();
@@ -58,8 +65,8 @@ void SweepProgress::show() {
     fmt::print(out_, "\r[{}{}] {}/{} {:3.0f}% {:.1f} points/s ETA {}   ", std::string(filled, '#'),
                std::string(kBarWidth - filled, ' '), done_, total_, fraction * 100, rate, eta);
   } else {
-    fmt::print(out_, "hetsim sweep: {}/{} points ({:.0f}%), {:.1f} points/s, {} left\n", done_, total_,
-               fraction * 100, rate, eta);
+    fmt::print(out_, "hetsim sweep: {}/{} points ({:.0f}%), {:.1f} points/s, {} left\n", done_,
+               total_, fraction * 100, rate, eta);
   }
   std::fflush(out_);
 }

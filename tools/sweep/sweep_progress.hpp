@@ -11,7 +11,8 @@ namespace hetsim::sweep {
 class SweepProgress {
  public:
   // `total` points, of which `already_done` were finished before this run (--resume).
-  SweepProgress(std::size_t total, std::size_t already_done, bool terminal, std::FILE* out = stderr);
+  SweepProgress(std::size_t total, std::size_t already_done, bool terminal,
+                std::FILE* out = stderr);
   void advance(std::size_t points);  // more points finished
   void finish();                     // ends the bar's line
 

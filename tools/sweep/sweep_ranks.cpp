@@ -43,10 +43,11 @@ SweepRanks::SweepRanks() {
   local_size_ = std::max(1, launched_ranks("OMPI_COMM_WORLD_LOCAL_SIZE"));
 #else
   if (ranks > 1)
-    throw Error(fmt::format("started by mpirun as one of {} ranks, but this hetsim was built without MPI "
-                            "(configure with -DHETSIM_MPI=ON and Open MPI installed); every rank would run "
-                            "the whole sweep",
-                            ranks));
+    throw Error(
+        fmt::format("started by mpirun as one of {} ranks, but this hetsim was built without MPI "
+                    "(configure with -DHETSIM_MPI=ON and Open MPI installed); every rank would run "
+                    "the whole sweep",
+                    ranks));
 #endif
 }
 
@@ -95,7 +96,8 @@ bool SweepRanks::receive_lines([[maybe_unused]] std::vector<std::string>& lines)
     int length = 0;
     MPI_Get_count(&status, MPI_CHAR, &length);
     std::string line(static_cast<std::size_t>(length), '\0');
-    MPI_Recv(line.data(), length, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(line.data(), length, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
     if (status.MPI_TAG == kFinishedTag)
       ++finished_ranks_;
     else

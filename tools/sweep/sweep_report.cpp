@@ -24,7 +24,8 @@ void report_sweep(const std::vector<nlohmann::json>& lines_by_index, std::size_t
                   const ReportRequest& request) {
   const SweepSummary summary = summarize(lines_by_index, points);
   if (!request.csv.empty()) write_file(request.csv, sweep_csv(lines_by_index));
-  if (!request.svg.empty()) write_file(request.svg, pareto_svg(summary, lines_by_index, request.title));
+  if (!request.svg.empty())
+    write_file(request.svg, pareto_svg(summary, lines_by_index, request.title));
   if (request.json)
     fmt::print("{}\n", summary_json(summary, lines_by_index).dump(2));
   else

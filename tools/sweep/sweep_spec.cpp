@@ -19,9 +19,10 @@ void check_key(const JsonInput& object, const std::string& key) {
   if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
   const std::string near = nearest_word(key, keys);
   throw InputError(object.file(), object.at(key).path(), "unknown key \"" + key + "\"",
-                   near.empty() ? "a long flag name of `hetsim run` without its dashes, or gpu_type, "
-                                  "wan_bandwidth_Gbps, wan_latency_ms"
-                                : "a known key; did you mean \"" + near + "\"?");
+                   near.empty()
+                       ? "a long flag name of `hetsim run` without its dashes, or gpu_type, "
+                         "wan_bandwidth_Gbps, wan_latency_ms"
+                       : "a known key; did you mean \"" + near + "\"?");
 }
 
 void check_settings(const JsonInput& settings) {
@@ -34,14 +35,16 @@ void check_settings(const JsonInput& settings) {
 }
 
 std::vector<nlohmann::json> expand_axes(const JsonInput& axes) {
-  if (!axes.value().is_object() || axes.value().empty()) axes.fail("an object of key -> list of values");
+  if (!axes.value().is_object() || axes.value().empty())
+    axes.fail("an object of key -> list of values");
   std::size_t total = 1;
   for (const auto& [key, values] : axes.value().items()) {
     check_key(axes, key);
     const JsonInput axis = axes.at(key);
     if (!values.is_array() || values.empty()) axis.fail("a non-empty list of values");
     for (std::size_t i = 0; i < values.size(); ++i)
-      if (values[i].is_object() || values[i].is_null()) axis.at(i).fail("a string, a number, a boolean or a list");
+      if (values[i].is_object() || values[i].is_null())
+        axis.at(i).fail("a string, a number, a boolean or a list");
     if (total > kMaxSweepPoints / values.size())
       axes.fail(fmt::format("at most {} points in all", kMaxSweepPoints));
     total *= values.size();
@@ -63,8 +66,10 @@ std::vector<nlohmann::json> expand_axes(const JsonInput& axes) {
 }
 
 std::vector<nlohmann::json> listed_points(const JsonInput& list) {
-  if (!list.value().is_array() || list.value().empty()) list.fail("a non-empty list of point objects");
-  if (list.value().size() > kMaxSweepPoints) list.fail(fmt::format("at most {} points", kMaxSweepPoints));
+  if (!list.value().is_array() || list.value().empty())
+    list.fail("a non-empty list of point objects");
+  if (list.value().size() > kMaxSweepPoints)
+    list.fail(fmt::format("at most {} points", kMaxSweepPoints));
   std::vector<nlohmann::json> points;
   for (std::size_t i = 0; i < list.array_size(); ++i) {
     check_settings(list.at(i));
@@ -96,6 +101,8 @@ SweepSpec parse_sweep_spec(const nlohmann::json& document, const std::string& fi
   return spec;
 }
 
-SweepSpec load_sweep_spec(const std::string& path) { return parse_sweep_spec(read_json_file(path), path); }
+SweepSpec load_sweep_spec(const std::string& path) {
+  return parse_sweep_spec(read_json_file(path), path);
+}
 
 }  // namespace hetsim::sweep

@@ -50,12 +50,14 @@ SweepSummary summarize(const std::vector<nlohmann::json>& lines, std::size_t poi
             [](const PointCosts& a, const PointCosts& b) { return a.index < b.index; });
   if (summary.feasible.empty()) return summary;
   // By index first, so that min_element's first minimum is the lowest index among equals.
-  summary.fastest = *std::min_element(summary.feasible.begin(), summary.feasible.end(), [](const auto& a, const auto& b) {
-    return a.seconds_per_million_tokens < b.seconds_per_million_tokens;
-  });
-  summary.cheapest = *std::min_element(summary.feasible.begin(), summary.feasible.end(), [](const auto& a, const auto& b) {
-    return a.usd_per_million_tokens < b.usd_per_million_tokens;
-  });
+  summary.fastest = *std::min_element(
+      summary.feasible.begin(), summary.feasible.end(), [](const auto& a, const auto& b) {
+        return a.seconds_per_million_tokens < b.seconds_per_million_tokens;
+      });
+  summary.cheapest = *std::min_element(summary.feasible.begin(), summary.feasible.end(),
+                                       [](const auto& a, const auto& b) {
+                                         return a.usd_per_million_tokens < b.usd_per_million_tokens;
+                                       });
   // Pareto front: scanning by time (then cost, then index), a point is on it when it is cheaper
   // than every faster-or-equal point before it.
   std::vector<PointCosts> by_time = summary.feasible;
@@ -64,23 +66,27 @@ SweepSummary summarize(const std::vector<nlohmann::json>& lines, std::size_t poi
            std::tie(b.seconds_per_million_tokens, b.usd_per_million_tokens, b.index);
   });
   for (const PointCosts& p : by_time)
-    if (summary.pareto_front.empty() || p.usd_per_million_tokens < summary.pareto_front.back().usd_per_million_tokens)
+    if (summary.pareto_front.empty() ||
+        p.usd_per_million_tokens < summary.pareto_front.back().usd_per_million_tokens)
       summary.pareto_front.push_back(p);
   return summary;
 }
 
 std::string summary_text(const SweepSummary& s, const std::vector<nlohmann::json>& lines_by_index) {
-  std::string text = fmt::format("{} of {} points: {} feasible, {} out of memory, {} invalid\n", s.finished,
-                                 s.points, s.feasible.size(), s.out_of_memory, s.invalid);
+  std::string text =
+      fmt::format("{} of {} points: {} feasible, {} out of memory, {} invalid\n", s.finished,
+                  s.points, s.feasible.size(), s.out_of_memory, s.invalid);
   if (!s.fastest) return text + "no feasible point\n";
   text += "fastest:  " + costs_text(*s.fastest, lines_by_index) + "\n";
   text += "cheapest: " + costs_text(*s.cheapest, lines_by_index) + "\n";
-  text += fmt::format("Pareto front of time vs cost ({} points, fastest first):\n", s.pareto_front.size());
+  text += fmt::format("Pareto front of time vs cost ({} points, fastest first):\n",
+                      s.pareto_front.size());
   for (const PointCosts& p : s.pareto_front) text += "  " + costs_text(p, lines_by_index) + "\n";
   return text;
 }
 
-nlohmann::json summary_json(const SweepSummary& s, const std::vector<nlohmann::json>& lines_by_index) {
+nlohmann::json summary_json(const SweepSummary& s,
+                            const std::vector<nlohmann::json>& lines_by_index) {
   nlohmann::json front = nlohmann::json::array();
   for (const PointCosts& p : s.pareto_front) front.push_back(costs_json(p, lines_by_index));
   return {{"points", s.points},

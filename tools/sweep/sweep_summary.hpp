@@ -19,20 +19,22 @@ struct PointCosts {
 };
 
 struct SweepSummary {
-  std::size_t points = 0;       // in the spec (or shard)
-  std::size_t finished = 0;     // lines at hand
-  std::size_t invalid = 0;      // lines with an error
-  std::size_t out_of_memory = 0;  // ran, but some GPU's need exceeds its memory
-  std::vector<PointCosts> feasible;         // by index
-  std::optional<PointCosts> fastest;        // most tokens per second
-  std::optional<PointCosts> cheapest;       // fewest dollars per million tokens
-  std::vector<PointCosts> pareto_front;     // by time, rising; cost falling
+  std::size_t points = 0;                // in the spec (or shard)
+  std::size_t finished = 0;              // lines at hand
+  std::size_t invalid = 0;               // lines with an error
+  std::size_t out_of_memory = 0;         // ran, but some GPU's need exceeds its memory
+  std::vector<PointCosts> feasible;      // by index
+  std::optional<PointCosts> fastest;     // most tokens per second
+  std::optional<PointCosts> cheapest;    // fewest dollars per million tokens
+  std::vector<PointCosts> pareto_front;  // by time, rising; cost falling
 };
 
 // `lines` are point lines (point_runner.hpp), in any order.
 SweepSummary summarize(const std::vector<nlohmann::json>& lines, std::size_t points);
 
-std::string summary_text(const SweepSummary& summary, const std::vector<nlohmann::json>& lines_by_index);
-nlohmann::json summary_json(const SweepSummary& summary, const std::vector<nlohmann::json>& lines_by_index);
+std::string summary_text(const SweepSummary& summary,
+                         const std::vector<nlohmann::json>& lines_by_index);
+nlohmann::json summary_json(const SweepSummary& summary,
+                            const std::vector<nlohmann::json>& lines_by_index);
 
 }  // namespace hetsim::sweep
