@@ -98,8 +98,11 @@ void run(SweepArgs& args) {
   PointRunner runner(spec, catalog, share_of(start.pending, ranks.rank(), ranks.size()), jobs);
 
   if (ranks.rank() != 0) {
-    while (!runner.done())
-      for (const nlohmann::json& line : runner.take(kPollAlone)) ranks.send_line(line.dump());
+    while (!runner.done()) {
+      std::vector<std::string> lines;
+      for (const nlohmann::json& line : runner.take(kPollOthers)) lines.push_back(line.dump());
+      ranks.send_lines(lines);
+    }
     ranks.send_finished();
     return;
   }

@@ -74,14 +74,37 @@ bool SweepRanks::broadcast_points(std::vector<std::size_t>& points, bool ok) {
   return ok;
 }
 
-void SweepRanks::send_line([[maybe_unused]] const std::string& line) {
 #if HETSIM_MPI
-  MPI_Send(line.data(), static_cast<int>(line.size()), MPI_CHAR, 0, kLineTag, MPI_COMM_WORLD);
+struct SweepRanks::Outgoing {
+  std::string text;
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+#else
+struct SweepRanks::Outgoing {};
+#endif
+
+void SweepRanks::send_lines([[maybe_unused]] const std::vector<std::string>& lines) {
+#if HETSIM_MPI
+  if (!lines.empty()) {
+    // One message per batch, lines separated by newlines (a JSON line holds none).
+    auto message = std::make_unique<Outgoing>();
+    for (const std::string& line : lines) message->text += line + "\n";
+    message->text.pop_back();
+    MPI_Isend(message->text.data(), static_cast<int>(message->text.size()), MPI_CHAR, 0, kLineTag,
+              MPI_COMM_WORLD, &message->request);
+    outgoing_.push_back(std::move(message));
+  }
+  for (int sent = 1; sent && !outgoing_.empty();) {
+    MPI_Test(&outgoing_.front()->request, &sent, MPI_STATUS_IGNORE);
+    if (sent) outgoing_.pop_front();
+  }
 #endif
 }
 
 void SweepRanks::send_finished() {
 #if HETSIM_MPI
+  for (const auto& message : outgoing_) MPI_Wait(&message->request, MPI_STATUS_IGNORE);
+  outgoing_.clear();
   MPI_Send(nullptr, 0, MPI_CHAR, 0, kFinishedTag, MPI_COMM_WORLD);
 #endif
 }
@@ -98,10 +121,15 @@ bool SweepRanks::receive_lines([[maybe_unused]] std::vector<std::string>& lines)
     std::string line(static_cast<std::size_t>(length), '\0');
     MPI_Recv(line.data(), length, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
-    if (status.MPI_TAG == kFinishedTag)
+    if (status.MPI_TAG == kFinishedTag) {
       ++finished_ranks_;
-    else
-      lines.push_back(std::move(line));
+      continue;
+    }
+    for (std::size_t start = 0; start <= line.size();) {
+      const std::size_t end = std::min(line.find('\n', start), line.size());
+      lines.push_back(line.substr(start, end - start));
+      start = end + 1;
+    }
   }
 #endif
   return false;

@@ -4,6 +4,8 @@
 // which alone writes the output; otherwise there is one rank and nothing to send. Only the
 // thread that made the SweepRanks calls it (MPI_THREAD_FUNNELED).
 #include <cstddef>
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,8 +27,11 @@ class SweepRanks {
   // is returned on every rank; the others pass true.
   bool broadcast_points(std::vector<std::size_t>& points, bool ok);
 
-  // Ranks other than 0: hand one finished line to rank 0; then say this rank has finished.
-  void send_line(const std::string& line);
+  // Ranks other than 0: hand finished lines to rank 0 without waiting for it to take them (a
+  // blocking send would spin a core in Open MPI until rank 0 next looks), and let earlier sends
+  // progress; call it every few milliseconds, with no lines if need be. Then, once every line
+  // has been taken, say this rank has finished.
+  void send_lines(const std::vector<std::string>& lines);
   void send_finished();
 
   // Rank 0: appends the lines other ranks have sent since the last call; false once every
@@ -44,6 +49,8 @@ class SweepRanks {
   int local_size_ = 1;
   int finished_ranks_ = 0;
   bool initialized_ = false;
+  struct Outgoing;  // a message on its way to rank 0, kept until sent
+  std::deque<std::unique_ptr<Outgoing>> outgoing_;
 };
 
 }  // namespace hetsim::sweep
