@@ -186,6 +186,17 @@ TEST_CASE("a sweep killed with SIGKILL resumes and ends with every point exactly
   CHECK(slurp(out) == finished);
 }
 
+TEST_CASE("a sweep killed before its header line was whole starts again on resume") {
+  const Scratch scratch;
+  const std::string out = scratch.at("out.jsonl");
+  std::ofstream(out) << R"({"sweep":{"base":{"clus)";
+  REQUIRE(shell(kHetsim + " sweep " + write_spec(scratch) + " --shard 1/8 --out " + out +
+                " --resume > /dev/null 2>&1") == 0);
+  json header;
+  CHECK(point_lines(out, &header).size() == 6);
+  CHECK(header["sweep"]["shard"] == "1/8");
+}
+
 TEST_CASE("resume refuses the file of another sweep and leaves it as it was") {
   const Scratch scratch;
   const std::string out = scratch.at("out.jsonl");

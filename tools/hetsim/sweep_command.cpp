@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <numeric>
 #include <thread>
@@ -47,11 +48,19 @@ struct Start {
   std::unique_ptr<LineWriter> writer;
 };
 
+// Whether `path` holds a whole first line: a sweep killed while writing its header left none,
+// and starts again from nothing.
+bool holds_header_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string first;
+  return std::getline(in, first) && !in.eof();
+}
+
 Start start_output(const SweepArgs& args, const SweepSpec& spec, const Shard& shard,
                    const std::vector<std::size_t>& selected) {
   Start start;
   const nlohmann::json header = sweep_header(spec, shard);
-  if (args.resume && std::filesystem::exists(args.out)) {
+  if (args.resume && holds_header_line(args.out)) {
     SweepFile file = read_sweep_file(args.out);
     start.pending = points_to_resume(file, args.out, header, spec, selected);
     start.lines = std::move(file.lines);
