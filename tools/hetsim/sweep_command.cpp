@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "base/error.hpp"
@@ -76,35 +77,56 @@ Start start_output(const SweepArgs& args, const SweepSpec& spec, const Shard& sh
   return start;
 }
 
-void run(SweepArgs& args) {
+// What every rank reads before the points are shared out.
+struct Setup {
+  SweepSpec spec;
+  Shard shard;
+  GpuCatalog catalog;
+  std::vector<std::size_t> selected;  // the shard's points
+};
+
+Setup set_up(const SweepArgs& args) {
   if (args.resume && args.out.empty())
     throw Error("--resume: needs --out FILE.jsonl, the file to resume");
   if (args.jobs < 0)
     throw Error(
         fmt::format("--jobs: got {}; expected a thread count >= 1 (0: every core)", args.jobs));
-  const SweepSpec spec = load_sweep_spec(args.spec);
-  const Shard shard = args.shard.empty() ? Shard{} : parse_shard(args.shard, "--shard");
-  const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
-  std::vector<std::size_t> all(spec.points.size());
+  Setup setup{load_sweep_spec(args.spec),
+              args.shard.empty() ? Shard{} : parse_shard(args.shard, "--shard"),
+              GpuCatalog::load(gpu_catalog_dir()),
+              {}};
+  std::vector<std::size_t> all(setup.spec.points.size());
   std::iota(all.begin(), all.end(), std::size_t{0});
-  const std::vector<std::size_t> selected = share_of(all, shard.index, shard.count);
+  setup.selected = share_of(all, setup.shard.index, setup.shard.count);
+  return setup;
+}
 
+void run(SweepArgs& args) {
   SweepRanks ranks;
+  std::optional<Setup> setup;
   Start start;
-  if (ranks.rank() == 0) {
-    try {
-      start = start_output(args, spec, shard, selected);
-    } catch (const Error&) {
+  try {
+    setup.emplace(set_up(args));
+    if (ranks.rank() == 0) start = start_output(args, setup->spec, setup->shard, setup->selected);
+  } catch (const Error& e) {
+    // Rank 0 reports why it cannot start; the others, reading the same inputs, stop quietly
+    // rather than print the same line again, unless rank 0 went on without them.
+    if (ranks.rank() == 0) {
       ranks.broadcast_points(start.pending, false);
       throw;
     }
+    if (!ranks.broadcast_points(start.pending, true)) return;
+    ranks.abort_all(e.what());
   }
   if (!ranks.broadcast_points(start.pending, true)) return;  // rank 0 could not start and says why
+  const SweepSpec& spec = setup->spec;
+  const std::vector<std::size_t>& selected = setup->selected;
   const int jobs =
       args.jobs > 0
           ? args.jobs
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / ranks.local_size());
-  PointRunner runner(spec, catalog, share_of(start.pending, ranks.rank(), ranks.size()), jobs);
+  PointRunner runner(spec, setup->catalog, share_of(start.pending, ranks.rank(), ranks.size()),
+                     jobs);
 
   if (ranks.rank() != 0) {
     while (!runner.done()) {
