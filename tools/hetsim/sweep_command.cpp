@@ -37,7 +37,8 @@ struct SweepArgs {
   ReportRequest report;
 };
 
-// How long rank 0 waits for a local point before looking for other ranks' lines.
+// How long the main thread waits for a local point before it does its MPI part (rank 0: take
+// other ranks' lines; the others: let their sends progress). Alone, it only has to wake to exit.
 constexpr auto kPollOthers = std::chrono::milliseconds(2);
 constexpr auto kPollAlone = std::chrono::milliseconds(200);
 
