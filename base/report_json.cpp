@@ -40,11 +40,15 @@ std::optional<std::string> first_unwritable(const nlohmann::json& value, const s
 
 }  // namespace
 
-std::string dump_report(const nlohmann::json& report, int indent) {
+void require_finite_report(const nlohmann::json& report) {
   if (const auto found = first_unwritable(report, ""))
     throw SimulationError("report " + *found +
                           "; expected a finite figure (an input at the edge of its range, such as a "
                           "near-zero bandwidth or an extreme profile row, made it so)");
+}
+
+std::string dump_report(const nlohmann::json& report, int indent) {
+  require_finite_report(report);
   return report.dump(indent);
 }
 

@@ -6,8 +6,11 @@
 
 namespace hetsim {
 
-// `report` as text (nlohmann's dump with `indent`). Throws SimulationError naming the JSON
-// pointer of the first number that is not finite, or of a null.
+// Throws SimulationError naming the JSON pointer of the first number in `report` that is not
+// finite, or of a null.
+void require_finite_report(const nlohmann::json& report);
+
+// `report` as text (nlohmann's dump with `indent`), after require_finite_report.
 std::string dump_report(const nlohmann::json& report, int indent);
 
 }  // namespace hetsim

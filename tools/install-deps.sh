@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what hetsim builds with, from Debian's packages (as root, or through sudo).
+# Installs what hetsim builds with, from Debian's packages (as root, or through sudo). Open MPI
+# (libopenmpi-dev, and openmpi-bin for mpirun) lets `hetsim sweep` run across the ranks of an
+# mpirun; the build leaves MPI out where it is missing.
 set -euo pipefail
 packages=(build-essential cmake libboost-graph-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-          libcli11-dev doctest-dev libbenchmark-dev)
+          libcli11-dev doctest-dev libbenchmark-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -143,6 +143,12 @@ TEST_CASE("an unrunnable timetable names the ops in its cycle") {
   CHECK(message.find("B(mb 0, stage 1) on rank 1") != std::string::npos);
 }
 
+TEST_CASE("a negative layer count per virtual stage is refused, not ignored") {
+  CHECK(run_error("--num-layers-per-virtual-pipeline-stage -2") ==
+        "--num-layers-per-virtual-pipeline-stage -2: expected a layer count >= 1 (or 0, the default: no "
+        "virtual stages)");
+}
+
 TEST_CASE("a timetable that does not fit the plan is named") {
   CHECK(run_error("--timetable " + kBad + "deadlock_timetable.json") ==
         kBad + "deadlock_timetable.json: the timetable has 2 ranks and 2 microbatches; the plan needs pp 2 and 16 "

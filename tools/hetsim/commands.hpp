@@ -2,7 +2,6 @@
 // The subcommands of the `hetsim` command line. Each registers its options on the app and runs
 // from a callback; failures are thrown as hetsim::Error and turned into one line by main().
 #include <CLI/CLI.hpp>
-#include <string>
 
 namespace hetsim::cli {
 
@@ -10,8 +9,7 @@ void add_run_command(CLI::App& app);
 void add_schedule_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
-
-// The schedule kinds make_timetable knows, comma-separated, for --help texts.
-std::string schedule_kind_list();
+void add_sweep_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
 
 }  // namespace hetsim::cli

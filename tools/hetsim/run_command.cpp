@@ -12,10 +12,9 @@
 #include "base/report_json.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/transformer_config.hpp"
-#include "schedules/generators.hpp"
-#include "schedules/timetable_json.hpp"
 #include "sim/training_run.hpp"
 #include "tools/hetsim/commands.hpp"
+#include "tools/hetsim/run_options.hpp"
 #include "tools/hetsim/shipped_paths.hpp"
 #include "topologies/cluster_loader.hpp"
 #include "traces/replay_trace.hpp"
@@ -25,44 +24,21 @@ namespace hetsim::cli {
 
 namespace {
 
-struct RunArgs {
-  std::string cluster;
-  std::string model;
-  std::string timetable;
+// The job flags plus what only `run` does with one job: trace, output format, logging.
+struct RunCommandArgs {
+  RunArgs job = default_run_args();
   std::string trace;
-  std::string recompute = "none";
-  std::string collectives = "flow";
-  std::string placement = "megatron";
-  bool bf16 = false;
-  bool fp16 = false;
-  std::string fp8_format;
-  int layers_per_virtual_stage = 0;
-  bool schedule_given = false;  // --schedule on the command line
   bool json = false;
   bool verbose = false;
-  RunOptions options;
 };
 
-Recompute parse_recompute(const std::string& text) {
-  if (text == "none") return Recompute::kNone;
-  if (text == "selective") return Recompute::kSelective;
-  if (text == "full") return Recompute::kFull;
-  throw Error("--recompute-granularity: got \"" + text + "\"; expected none, selective or full");
-}
-
-Fp8Format parse_fp8_format(const std::string& text) {
-  if (text.empty()) return Fp8Format::kNone;
-  if (text == "e4m3") return Fp8Format::kE4M3;
-  if (text == "hybrid") return Fp8Format::kHybrid;
-  throw Error("--fp8-format: got \"" + text + "\"; expected e4m3 or hybrid");
-}
-
-void run(RunArgs& args) {
+void run(RunCommandArgs& command) {
   const auto wall_start = std::chrono::steady_clock::now();
+  const RunArgs& args = command.job;
   // Progress goes to stderr so that --json output on stdout stays machine-readable.
   const auto log = std::make_shared<spdlog::logger>(
       "hetsim run", std::make_shared<spdlog::sinks::stderr_color_sink_st>());
-  log->set_level(args.verbose ? spdlog::level::info : spdlog::level::warn);
+  log->set_level(command.verbose ? spdlog::level::info : spdlog::level::warn);
   const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
   log->info("GPU catalog: {} types from {}", catalog.keys().size(), gpu_catalog_dir());
   const Cluster cluster = load_cluster(args.cluster, catalog.keys());
@@ -71,54 +47,29 @@ void run(RunArgs& args) {
   const TransformerConfig model = load_transformer_config(args.model);
   log->info("model {}: {} layers, hidden {}, {:.3g}B parameters", model.name, model.num_layers,
             model.hidden_size, model.total_params() / 1e9);
-  RunOptions& options = args.options;
-  options.plan.recompute = parse_recompute(args.recompute);
-  options.plan.dtype = args.fp16 ? Dtype::kFp16 : Dtype::kBf16;
-  options.plan.fp8 = parse_fp8_format(args.fp8_format);
-  options.alpha_beta_collectives = args.collectives == "alpha-beta";
-  options.site_placement = args.placement == "site-aware";
-  if (args.layers_per_virtual_stage > 0 && options.plan.pp >= 1) {
-    // Megatron-LM sizes interleaving by layers per virtual stage: vpp = layers / (pp * that).
-    if (model.num_layers % options.plan.pp != 0)
-      throw PlanError(fmt::format(
-          "--num-layers-per-virtual-pipeline-stage {}: the model's {} layers do not divide into "
-          "--pp {} pipeline stages; choose a pp dividing {}",
-          args.layers_per_virtual_stage, model.num_layers, options.plan.pp, model.num_layers));
-    const int per_rank = model.num_layers / options.plan.pp;
-    if (per_rank % args.layers_per_virtual_stage != 0)
-      throw PlanError(fmt::format(
-          "--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers per pipeline rank",
-          args.layers_per_virtual_stage, per_rank));
-    options.plan.vpp = per_rank / args.layers_per_virtual_stage;
-  }
-  // Megatron-LM runs the interleaved schedule whenever the model is cut into virtual stages.
-  if (options.plan.vpp > 1 && !args.schedule_given) options.schedule = "interleaved";
-  if (!args.timetable.empty()) {
-    options.timetable = load_timetable(args.timetable);
-    options.timetable_file = args.timetable;
-  }
+  const RunOptions options = resolve_run_options(args, model);
 
   // The trace needs the placement before the replay starts; the plan check runs twice, cheaply.
   ParallelPlan placed = options.plan;
   const Placement placement = place_run(cluster, catalog, model, options, placed);
   std::unique_ptr<ReplayTrace> trace;
-  if (!args.trace.empty())
-    trace = std::make_unique<ReplayTrace>(args.trace, cluster, placement, placed.vpp);
+  if (!command.trace.empty())
+    trace = std::make_unique<ReplayTrace>(command.trace, cluster, placement, placed.vpp);
   log->info("plan: tp {} x pp {} x dp {}, {} microbatches per replica", placed.tp, placed.pp, placed.dp,
             placed.microbatches());
   const RunResult result = simulate_training(cluster, catalog, model, options, trace.get());
   log->info("replayed {} events, {} transfers; layers per stage {}", result.events, result.transfers,
             fmt::join(result.layers_per_stage, ","));
-  RunContext context{args.cluster, args.model, model.name, cluster.gpu_count(), 0, args.trace};
+  RunContext context{args.cluster, args.model, model.name, cluster.gpu_count(), 0, command.trace};
   context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   // Checked in both output modes, and before the trace lands, so a figure that is not finite
   // leaves no output behind.
   const std::string report_json = dump_report(run_report_json(result, context), 2);
   if (trace) {
     trace->commit();
-    log->info("trace: {} events written to {}", trace->events_written(), args.trace);
+    log->info("trace: {} events written to {}", trace->events_written(), command.trace);
   }
-  if (args.json)
+  if (command.json)
     fmt::print("{}\n", report_json);
   else
     fmt::print("{}", run_report_table(result, context));
@@ -127,16 +78,7 @@ void run(RunArgs& args) {
 }  // namespace
 
 void add_run_command(CLI::App& app) {
-  auto args = std::make_shared<RunArgs>();
-  args->cluster = shipped(kDefaultCluster);
-  args->model = shipped(kDefaultModel);
-  // The shipped default: Llama-3-8B with tensor, pipeline and data parallelism on 4 DGX H100.
-  ParallelPlan& plan = args->options.plan;
-  plan.tp = 4;
-  plan.pp = 2;
-  plan.micro_batch_size = 1;
-  plan.global_batch_size = 64;
-  plan.seq_length = 8192;
+  auto args = std::make_shared<RunCommandArgs>();
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Replay one training iteration and report iteration time, tokens/s, MFU, bubbles, peak memory "
@@ -144,95 +86,12 @@ void add_run_command(CLI::App& app) {
       "Example: hetsim run --cluster topologies/clusters/dgx-h100-4node.json --model "
       "models/configs/llama-3-70b.json --tp 8 --pp 4 --mbs 1 --gbs 32 --seq-length 4096 "
       "--recompute-granularity selective --trace run.json");
-  cmd->add_option("--cluster", args->cluster, "cluster JSON (topologies/README.md)")->capture_default_str();
-  cmd->add_option("--model", args->model, "HuggingFace config.json of the model")->capture_default_str();
-  cmd->add_option("--tp,--tensor-model-parallel-size", plan.tp, "tensor-parallel size")->capture_default_str();
-  cmd->add_option("--pp,--pipeline-model-parallel-size", plan.pp, "pipeline-parallel size")->capture_default_str();
-  cmd->add_option("--vpp,--num-virtual-stages-per-pipeline-rank", plan.vpp,
-                  "model chunks per pipeline rank (interleaving)")->capture_default_str();
-  cmd->add_option("--num-layers-per-virtual-pipeline-stage", args->layers_per_virtual_stage,
-                  "Megatron-LM's way to set vpp: layers per model chunk");
-  cmd->add_option("--mbs,--micro-batch-size", plan.micro_batch_size, "micro-batch size")->capture_default_str();
-  cmd->add_option("--gbs,--global-batch-size", plan.global_batch_size, "global batch size")->capture_default_str();
-  cmd->add_option("--seq-length", plan.seq_length, "sequence length (tokens)")->capture_default_str();
-  cmd->add_option("--recompute-granularity", args->recompute, "activation recomputation: none, selective or full")
-      ->capture_default_str();
-  cmd->add_flag("--sequence-parallel", plan.sequence_parallel, "Megatron sequence parallelism");
-  cmd->add_flag("--use-flash-attn", plan.flash_attention, "FlashAttention: no s^2 attention tensors kept");
-  CLI::Option* bf16 = cmd->add_flag("--bf16", args->bf16, "train in bf16 (the default)");
-  cmd->add_flag("--fp16", args->fp16, "train in fp16 (mixed precision with fp16 weights and activations)")
-      ->excludes(bf16);
-  cmd->add_option("--fp8-format", args->fp8_format,
-                  "FP8 linear layers on top of bf16, Transformer Engine's recipes: e4m3, or hybrid (E4M3 "
-                  "forward, E5M2 gradients)");
-  cmd->add_flag("--accumulate-allreduce-grads-in-fp32", plan.accumulate_allreduce_grads_in_fp32,
-                "fp16: accumulate and reduce gradients in fp32 main grads (always so for bf16, as Megatron)");
-  cmd->add_flag("--use-distributed-optimizer", plan.distributed_optimizer,
-                "shard optimizer state over data-parallel ranks (ZeRO-1)");
-  cmd->add_option("--zero-stage", plan.zero_stage,
-                  "ZeRO stage: 0 none, 1 optimizer state sharded (as --use-distributed-optimizer), 2 also "
-                  "gradients (reduce-scattered after every microbatch), 3 also weights (all-gathered before every "
-                  "forward and backward, as FSDP)")
-      ->capture_default_str();
-  cmd->add_option("--ep,--expert-model-parallel-size", plan.ep,
-                  "expert-parallel size (MoE models): ep consecutive data-parallel replicas share "
-                  "the experts and exchange tokens by all-to-all")
-      ->capture_default_str();
-  cmd->add_option("--decoder-first-pipeline-num-layers", args->options.first_stage_layers,
-                  "layers on the first pipeline stage (uneven split)");
-  cmd->add_option("--decoder-last-pipeline-num-layers", args->options.last_stage_layers,
-                  "layers on the last pipeline stage (uneven split)");
-  cmd->add_option("--layers-per-stage", args->options.layers_per_stage,
-                  "layers of each pipeline stage (each model slice with vpp > 1), comma-separated, "
-                  "adding up to the model's layers, e.g. 6,10,10,6")
-      ->delimiter(',');
-  cmd->add_flag("--balance-layers", args->options.balance_layers,
-                "split the layers so that the slowest stage is as fast as it can be, each stage "
-                "costed on its own GPU type and kept within its memory (one chunk per rank)");
-  CLI::Option* schedule = cmd->add_option("--schedule", args->options.schedule,
-                                          "pipeline schedule kind: " + schedule_kind_list() +
-                                              " (interleaved when vpp > 1, as Megatron-LM)")
-                              ->capture_default_str();
-  cmd->add_option("--offload-fraction", args->options.offload_fraction,
-                  "PipeOffload: share of activations copied to host memory between F and B (0..1)")
-      ->capture_default_str();
-  cmd->add_option("--wan-compression", args->options.wan_compression,
-                  "compression ratio of activations and gradients crossing WAN links (>= 1)")
-      ->capture_default_str();
-  cmd->add_option("--sync-every", args->options.sync_every,
-                  "DiLoCo-style local steps: data-parallel replicas synchronise every H steps")
-      ->capture_default_str();
-  cmd->add_flag("--overlap-grad-reduce", args->options.overlap_grad_reduce,
-                "reduce gradients in buckets during the last microbatch's backward (Megatron DDP)");
-  cmd->add_flag("--overlap-param-gather", args->options.overlap_param_gather,
-                "distributed optimizer: gather updated parameters during the next forward, each model chunk's "
-                "before its first forward, instead of after the optimizer step (Megatron)");
-  cmd->add_option("--ddp-bucket-size", args->options.ddp_bucket_params,
-                  "parameters per gradient bucket (0: Megatron's max(40M, 1M x dp))")
-      ->capture_default_str();
-  cmd->add_option("--collectives", args->collectives,
-                  "data-parallel collectives: flow (simulated as flows on the network) or alpha-beta "
-                  "(closed forms, no events)")
-      ->check(CLI::IsMember({"flow", "alpha-beta"}))
-      ->capture_default_str();
-  cmd->add_option("--placement", args->placement,
-                  "megatron (rank order over the cluster file's GPUs) or site-aware (the site order "
-                  "whose WAN links carry the pipeline's traffic fastest)")
-      ->check(CLI::IsMember({"megatron", "site-aware"}))
-      ->capture_default_str();
-  cmd->add_option("--profile", args->options.profile_path,
-                  "calibration profile (hetsim calibrate) costing every GPU whose node group names none");
-  cmd->add_option("--memory-limit", args->options.memory_limit_microbatches,
-                  "zb-auto: activations per rank, in microbatches of one stage (0: 2p-1)")
-      ->capture_default_str();
-  cmd->add_option("--seq-splits", args->options.sequence_splits,
-                  "sequence segments per microbatch (seq1f1b's k)")->capture_default_str();
-  cmd->add_option("--timetable", args->timetable, "replay this timetable JSON instead of a generated one");
+  CLI::Option* schedule = add_run_options(*cmd, args->job);
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace to this file");
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->add_flag("-v,--verbose", args->verbose, "log each step to stderr");
   cmd->callback([args, schedule] {
-    args->schedule_given = schedule->count() > 0;
+    args->job.schedule_given = schedule->count() > 0;
     run(*args);
   });
 }

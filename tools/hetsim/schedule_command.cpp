@@ -12,6 +12,7 @@
 #include "schedules/zb_auto.hpp"
 #include "sim/abstract_schedule.hpp"
 #include "tools/hetsim/commands.hpp"
+#include "tools/hetsim/run_options.hpp"
 #include "traces/schedule_svg.hpp"
 #include "traces/schedule_text.hpp"
 
@@ -150,16 +151,6 @@ void add_schedule_command(CLI::App& app) {
   cmd->add_flag("--text", args->text, "print the schedule as a character grid");
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->callback([args] { run(*args); });
-}
-
-}  // namespace hetsim::cli
-
-namespace hetsim::cli {
-
-std::string schedule_kind_list() {
-  std::string list;
-  for (const std::string& kind : timetable_kinds()) list += (list.empty() ? "" : ", ") + kind;
-  return list;
 }
 
 }  // namespace hetsim::cli

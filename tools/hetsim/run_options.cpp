@@ -1,0 +1,194 @@
+// Registration and resolution of `hetsim run`'s job options (shared with `hetsim sweep`).
+#include "tools/hetsim/run_options.hpp"
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+#include "schedules/generators.hpp"
+#include "schedules/timetable_json.hpp"
+#include "tools/hetsim/shipped_paths.hpp"
+
+namespace hetsim::cli {
+
+namespace {
+
+Recompute parse_recompute(const std::string& text) {
+  if (text == "none") return Recompute::kNone;
+  if (text == "selective") return Recompute::kSelective;
+  if (text == "full") return Recompute::kFull;
+  throw Error("--recompute-granularity: got \"" + text + "\"; expected none, selective or full");
+}
+
+Fp8Format parse_fp8_format(const std::string& text) {
+  if (text.empty()) return Fp8Format::kNone;
+  if (text == "e4m3") return Fp8Format::kE4M3;
+  if (text == "hybrid") return Fp8Format::kHybrid;
+  throw Error("--fp8-format: got \"" + text + "\"; expected e4m3 or hybrid");
+}
+
+}  // namespace
+
+RunArgs default_run_args() {
+  RunArgs args;
+  args.cluster = shipped(kDefaultCluster);
+  args.model = shipped(kDefaultModel);
+  ParallelPlan& plan = args.options.plan;
+  plan.tp = 4;
+  plan.pp = 2;
+  plan.micro_batch_size = 1;
+  plan.global_batch_size = 64;
+  plan.seq_length = 8192;
+  return args;
+}
+
+CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
+  ParallelPlan& plan = args.options.plan;
+  cmd.add_option("--cluster", args.cluster, "cluster JSON (topologies/README.md)")
+      ->capture_default_str();
+  cmd.add_option("--model", args.model, "HuggingFace config.json of the model")
+      ->capture_default_str();
+  cmd.add_option("--tp,--tensor-model-parallel-size", plan.tp, "tensor-parallel size")
+      ->capture_default_str();
+  cmd.add_option("--pp,--pipeline-model-parallel-size", plan.pp, "pipeline-parallel size")
+      ->capture_default_str();
+  cmd.add_option("--vpp,--num-virtual-stages-per-pipeline-rank", plan.vpp,
+                 "model chunks per pipeline rank (interleaving)")
+      ->capture_default_str();
+  cmd.add_option("--num-layers-per-virtual-pipeline-stage", args.layers_per_virtual_stage,
+                 "Megatron-LM's way to set vpp: layers per model chunk");
+  cmd.add_option("--mbs,--micro-batch-size", plan.micro_batch_size, "micro-batch size")
+      ->capture_default_str();
+  cmd.add_option("--gbs,--global-batch-size", plan.global_batch_size, "global batch size")
+      ->capture_default_str();
+  cmd.add_option("--seq-length", plan.seq_length, "sequence length (tokens)")
+      ->capture_default_str();
+  cmd.add_option("--recompute-granularity", args.recompute,
+                 "activation recomputation: none, selective or full")
+      ->capture_default_str();
+  cmd.add_flag("--sequence-parallel", plan.sequence_parallel, "Megatron sequence parallelism");
+  cmd.add_flag("--use-flash-attn", plan.flash_attention,
+               "FlashAttention: no s^2 attention tensors kept");
+  CLI::Option* bf16 = cmd.add_flag("--bf16", args.bf16, "train in bf16 (the default)");
+  cmd.add_flag("--fp16", args.fp16,
+               "train in fp16 (mixed precision with fp16 weights and activations)")
+      ->excludes(bf16);
+  cmd.add_option(
+      "--fp8-format", args.fp8_format,
+      "FP8 linear layers on top of bf16, Transformer Engine's recipes: e4m3, or hybrid (E4M3 "
+      "forward, E5M2 gradients)");
+  cmd.add_flag(
+      "--accumulate-allreduce-grads-in-fp32", plan.accumulate_allreduce_grads_in_fp32,
+      "fp16: accumulate and reduce gradients in fp32 main grads (always so for bf16, as Megatron)");
+  cmd.add_flag("--use-distributed-optimizer", plan.distributed_optimizer,
+               "shard optimizer state over data-parallel ranks (ZeRO-1)");
+  cmd.add_option(
+         "--zero-stage", plan.zero_stage,
+         "ZeRO stage: 0 none, 1 optimizer state sharded (as --use-distributed-optimizer), 2 also "
+         "gradients (reduce-scattered after every microbatch), 3 also weights (all-gathered before "
+         "every "
+         "forward and backward, as FSDP)")
+      ->capture_default_str();
+  cmd.add_option("--ep,--expert-model-parallel-size", plan.ep,
+                 "expert-parallel size (MoE models): ep consecutive data-parallel replicas share "
+                 "the experts and exchange tokens by all-to-all")
+      ->capture_default_str();
+  cmd.add_option("--decoder-first-pipeline-num-layers", args.options.first_stage_layers,
+                 "layers on the first pipeline stage (uneven split)");
+  cmd.add_option("--decoder-last-pipeline-num-layers", args.options.last_stage_layers,
+                 "layers on the last pipeline stage (uneven split)");
+  cmd.add_option("--layers-per-stage", args.options.layers_per_stage,
+                 "layers of each pipeline stage (each model slice with vpp > 1), comma-separated, "
+                 "adding up to the model's layers, e.g. 6,10,10,6")
+      ->delimiter(',');
+  cmd.add_flag("--balance-layers", args.options.balance_layers,
+               "split the layers so that the slowest stage is as fast as it can be, each stage "
+               "costed on its own GPU type and kept within its memory (one chunk per rank)");
+  CLI::Option* schedule = cmd.add_option("--schedule", args.options.schedule,
+                                         "pipeline schedule kind: " + schedule_kind_list() +
+                                             " (interleaved when vpp > 1, as Megatron-LM)")
+                              ->capture_default_str();
+  cmd.add_option("--offload-fraction", args.options.offload_fraction,
+                 "PipeOffload: share of activations copied to host memory between F and B (0..1)")
+      ->capture_default_str();
+  cmd.add_option("--wan-compression", args.options.wan_compression,
+                 "compression ratio of activations and gradients crossing WAN links (>= 1)")
+      ->capture_default_str();
+  cmd.add_option("--sync-every", args.options.sync_every,
+                 "DiLoCo-style local steps: data-parallel replicas synchronise every H steps")
+      ->capture_default_str();
+  cmd.add_flag("--overlap-grad-reduce", args.options.overlap_grad_reduce,
+               "reduce gradients in buckets during the last microbatch's backward (Megatron DDP)");
+  cmd.add_flag("--overlap-param-gather", args.options.overlap_param_gather,
+               "distributed optimizer: gather updated parameters during the next forward, each "
+               "model chunk's "
+               "before its first forward, instead of after the optimizer step (Megatron)");
+  cmd.add_option("--ddp-bucket-size", args.options.ddp_bucket_params,
+                 "parameters per gradient bucket (0: Megatron's max(40M, 1M x dp))")
+      ->capture_default_str();
+  cmd.add_option(
+         "--collectives", args.collectives,
+         "data-parallel collectives: flow (simulated as flows on the network) or alpha-beta "
+         "(closed forms, no events)")
+      ->check(CLI::IsMember({"flow", "alpha-beta"}))
+      ->capture_default_str();
+  cmd.add_option("--placement", args.placement,
+                 "megatron (rank order over the cluster file's GPUs) or site-aware (the site order "
+                 "whose WAN links carry the pipeline's traffic fastest)")
+      ->check(CLI::IsMember({"megatron", "site-aware"}))
+      ->capture_default_str();
+  cmd.add_option(
+      "--profile", args.options.profile_path,
+      "calibration profile (hetsim calibrate) costing every GPU whose node group names none");
+  cmd.add_option("--memory-limit", args.options.memory_limit_microbatches,
+                 "zb-auto: activations per rank, in microbatches of one stage (0: 2p-1)")
+      ->capture_default_str();
+  cmd.add_option("--seq-splits", args.options.sequence_splits,
+                 "sequence segments per microbatch (seq1f1b's k)")
+      ->capture_default_str();
+  cmd.add_option("--timetable", args.timetable,
+                 "replay this timetable JSON instead of a generated one");
+  return schedule;
+}
+
+RunOptions resolve_run_options(const RunArgs& args, const TransformerConfig& model) {
+  RunOptions options = args.options;
+  options.plan.recompute = parse_recompute(args.recompute);
+  options.plan.dtype = args.fp16 ? Dtype::kFp16 : Dtype::kBf16;
+  options.plan.fp8 = parse_fp8_format(args.fp8_format);
+  options.alpha_beta_collectives = args.collectives == "alpha-beta";
+  options.site_placement = args.placement == "site-aware";
+  if (args.layers_per_virtual_stage < 0)
+    throw PlanError(fmt::format("--num-layers-per-virtual-pipeline-stage {}: expected a layer count >= 1 "
+                                "(or 0, the default: no virtual stages)",
+                                args.layers_per_virtual_stage));
+  if (args.layers_per_virtual_stage > 0 && options.plan.pp >= 1) {
+    // Megatron-LM sizes interleaving by layers per virtual stage: vpp = layers / (pp * that).
+    if (model.num_layers % options.plan.pp != 0)
+      throw PlanError(fmt::format(
+          "--num-layers-per-virtual-pipeline-stage {}: the model's {} layers do not divide into "
+          "--pp {} pipeline stages; choose a pp dividing {}",
+          args.layers_per_virtual_stage, model.num_layers, options.plan.pp, model.num_layers));
+    const int per_rank = model.num_layers / options.plan.pp;
+    if (per_rank % args.layers_per_virtual_stage != 0)
+      throw PlanError(
+          fmt::format("--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers "
+                      "per pipeline rank",
+                      args.layers_per_virtual_stage, per_rank));
+    options.plan.vpp = per_rank / args.layers_per_virtual_stage;
+  }
+  // Megatron-LM runs the interleaved schedule whenever the model is cut into virtual stages.
+  if (options.plan.vpp > 1 && !args.schedule_given) options.schedule = "interleaved";
+  if (!args.timetable.empty()) {
+    options.timetable = load_timetable(args.timetable);
+    options.timetable_file = args.timetable;
+  }
+  return options;
+}
+
+std::string schedule_kind_list() {
+  std::string list;
+  for (const std::string& kind : timetable_kinds()) list += (list.empty() ? "" : ", ") + kind;
+  return list;
+}
+
+}  // namespace hetsim::cli

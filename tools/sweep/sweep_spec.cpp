@@ -1,0 +1,108 @@
+// Sweep spec reading and point expansion.
+#include "tools/sweep/sweep_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "base/json_input.hpp"
+#include "tools/sweep/point_job.hpp"
+
+namespace hetsim::sweep {
+
+namespace {
+
+// A job key must be one of job_keys(); the error suggests the nearest.
+void check_key(const JsonInput& object, const std::string& key) {
+  const std::vector<std::string>& keys = job_keys();
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+  const std::string near = nearest_word(key, keys);
+  throw InputError(object.file(), object.at(key).path(), "unknown key \"" + key + "\"",
+                   near.empty()
+                       ? "a long flag name of `hetsim run` without its dashes, or gpu_type, "
+                         "wan_bandwidth_Gbps, wan_latency_ms"
+                       : "a known key; did you mean \"" + near + "\"?");
+}
+
+void check_settings(const JsonInput& settings) {
+  if (!settings.value().is_object()) settings.fail("an object of job keys");
+  for (const auto& [key, value] : settings.value().items()) {
+    check_key(settings, key);
+    if (value.is_object() || value.is_null())
+      settings.at(key).fail("a string, a number, a boolean or a list");
+  }
+}
+
+std::vector<nlohmann::json> expand_axes(const JsonInput& axes) {
+  if (!axes.value().is_object() || axes.value().empty())
+    axes.fail("an object of key -> list of values");
+  std::size_t total = 1;
+  for (const auto& [key, values] : axes.value().items()) {
+    check_key(axes, key);
+    const JsonInput axis = axes.at(key);
+    if (!values.is_array() || values.empty()) axis.fail("a non-empty list of values");
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (values[i].is_object() || values[i].is_null())
+        axis.at(i).fail("a string, a number, a boolean or a list");
+    if (total > kMaxSweepPoints / values.size())
+      axes.fail(fmt::format("at most {} points in all", kMaxSweepPoints));
+    total *= values.size();
+  }
+  // Odometer over the axes in name order, the last one turning fastest.
+  std::vector<nlohmann::json> points;
+  points.reserve(total);
+  for (std::size_t n = 0; n < total; ++n) {
+    nlohmann::json point = nlohmann::json::object();
+    std::size_t rest = n;
+    const auto& items = axes.value();
+    for (auto it = items.rbegin(); it != items.rend(); ++it) {
+      point[it.key()] = (*it)[rest % it->size()];
+      rest /= it->size();
+    }
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
+std::vector<nlohmann::json> listed_points(const JsonInput& list) {
+  if (!list.value().is_array() || list.value().empty())
+    list.fail("a non-empty list of point objects");
+  if (list.value().size() > kMaxSweepPoints)
+    list.fail(fmt::format("at most {} points", kMaxSweepPoints));
+  std::vector<nlohmann::json> points;
+  for (std::size_t i = 0; i < list.array_size(); ++i) {
+    check_settings(list.at(i));
+    points.push_back(list.value()[i]);
+  }
+  return points;
+}
+
+}  // namespace
+
+nlohmann::json SweepSpec::job(std::size_t index) const {
+  nlohmann::json settings = base;
+  for (const auto& [key, value] : points.at(index).items()) settings[key] = value;
+  return settings;
+}
+
+SweepSpec parse_sweep_spec(const nlohmann::json& document, const std::string& file) {
+  const JsonInput root(document, file);
+  root.reject_unknown_keys({"description", "base", "axes", "points"});
+  SweepSpec spec;
+  spec.file = file;
+  if (root.has("base")) {
+    check_settings(root.at("base"));
+    spec.base = document.at("base");
+  }
+  if (root.has("axes") == root.has("points"))
+    root.fail("exactly one of \"axes\" (a cartesian product) and \"points\" (a list)");
+  spec.points = root.has("axes") ? expand_axes(root.at("axes")) : listed_points(root.at("points"));
+  return spec;
+}
+
+SweepSpec load_sweep_spec(const std::string& path) {
+  return parse_sweep_spec(read_json_file(path), path);
+}
+
+}  // namespace hetsim::sweep
