@@ -7,7 +7,6 @@
 #include <cmath>
 #include <fstream>
 #include <numbers>
-#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "base/error.hpp"
@@ -60,7 +59,7 @@ double number_cell(const std::string& path, const std::string& where, const char
   double value = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || !std::isfinite(value))
-    throw InputError(path, where, fmt::format("{} {}", column, nlohmann::json(std::string(cell)).dump()),
+    throw InputError(path, where, fmt::format("{} \"{}\"", column, cell),
                      fmt::format("a finite number ({})", unit));
   return value;
 }

@@ -179,6 +179,12 @@ TEST_CASE("WAN variation input found by fuzzing: pinned messages") {
   CHECK(load_message("inf-trace.json", [](json& d) {
           d["wan_links"][0]["bandwidth_trace_file"] = "inf-trace.csv";
         }) == dir + "/inf-trace.csv: line 3: got time_s \"1e999\"; expected a finite number (seconds)");
+  // Bytes that are not UTF-8 are quoted as they are (the message once went through a JSON
+  // string, which threw on them).
+  write_scratch_file("binary-trace.csv", "time_s,bandwidth_Gbps\n\xff,1\n");
+  CHECK(load_message("binary-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "binary-trace.csv";
+        }) == dir + "/binary-trace.csv: line 2: got time_s \"\xff\"; expected a finite number (seconds)");
   CHECK(load_message("empty-trace-name.json", [](json& d) {
           d["wan_links"][0]["bandwidth_trace_file"] = "";
         }) == dir + "/empty-trace-name.json: /wan_links/0/bandwidth_trace_file: got \"\"; expected a "
