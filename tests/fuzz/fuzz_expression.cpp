@@ -1,5 +1,6 @@
 // libFuzzer target: mapping expressions (models/calibration/expression.hpp). The input's first
-// line is the expression; the rest is the CSV whose columns it names, evaluated on every row.
+// line is the expression; the rest is the CSV whose columns it names (a table with one column "x"
+// and no rows when there is no second line), and the expression is evaluated on every row.
 #include <cstdint>
 
 #include "models/calibration/expression.hpp"

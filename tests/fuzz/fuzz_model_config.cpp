@@ -8,7 +8,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace hetsim;
   return fuzz::expect_input_errors([&] {
-    const TransformerConfig config = load_transformer_config(fuzz::scratch().write("config.json", data, size));
+    const TransformerConfig config =
+        load_transformer_config(fuzz::scratch().write("config.json", data, size));
     fuzz::require_finite(config.total_params(), "total_params()");
     fuzz::require_finite(config.active_params(), "active_params()");
   });
