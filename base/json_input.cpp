@@ -14,11 +14,10 @@ namespace hetsim {
 
 namespace {
 
-// Bounds on what one input file may hold, checked before the document is built: a JSON input of
-// hetsim's (a cluster of 16,384 GPUs, a timetable of thousands of ops) is a few MB and a handful of
-// levels deep; traces, which are larger, are streamed by their own reader.
+// A bound on what one input file may hold, checked before the document is built: a JSON input of
+// hetsim's (a cluster of 16,384 GPUs, a timetable of thousands of ops) is a few MB; traces, which
+// are larger, are streamed by their own reader.
 constexpr std::size_t kMaxJsonFileBytes = std::size_t{32} << 20;
-constexpr std::size_t kMaxJsonDepth = 64;
 
 // Short rendering of a value for messages, at most kMax characters: long arrays and objects are
 // elided. Written without json::dump(), whose recursion and whole-document output would make a

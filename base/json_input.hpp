@@ -11,6 +11,11 @@
 
 namespace hetsim {
 
+// How deep arrays and objects may nest in any JSON input, traces included: hetsim's own inputs
+// are a handful of levels deep, and the bound keeps every recursive walk of a document (copying,
+// rendering, destroying) far from the stack's end.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
 // Parses a whole file. Throws InputError for an unreadable file or text that is not JSON.
 nlohmann::json read_json_file(const std::string& path);
 

@@ -11,15 +11,26 @@ namespace hetsim {
 
 namespace {
 
-int read_positive_int(const JsonInput& root, const std::string& key) {
+// Upper bounds on a config's sizes. The largest published models sit far below them: Llama-3-405B
+// is 16,384 wide with 126 layers, 128 heads and an MLP of 53,248 (its config.json); DeepSeek-V3
+// routes over 256 experts; vocabularies reach about 256k. Bounded this way, every product the cost
+// model forms (heads x head_dim, h x ffn x layers, vocab x h) stays exact in an int or a double,
+// and no count can size an allocation beyond memory.
+constexpr long long kMaxHidden = 1LL << 20;  // hidden_size, head_dim, heads x head_dim
+constexpr long long kMaxCount = 1LL << 16;   // layers, attention and key-value heads, experts
+constexpr long long kMaxFfn = 1LL << 22;     // intermediate (MLP and expert) widths
+constexpr long long kMaxRows = 1LL << 24;    // vocabulary, learned positions
+constexpr long long kMaxWindow = 1LL << 30;  // sliding window, in tokens
+
+int read_positive_int(const JsonInput& root, const std::string& key, long long high) {
   const long long v = root.positive_integer(key);
-  if (v > 1'000'000'000LL) root.at(key).fail("an integer <= 1000000000");
+  if (v > high) root.at(key).fail("an integer in [1, " + std::to_string(high) + "]");
   return static_cast<int>(v);
 }
 
-int read_non_negative_int(const JsonInput& root, const std::string& key) {
+int read_non_negative_int(const JsonInput& root, const std::string& key, long long high) {
   const long long v = root.integer(key);
-  if (v < 0 || v > 1'000'000'000LL) root.at(key).fail("an integer in [0, 1000000000]");
+  if (v < 0 || v > high) root.at(key).fail("an integer in [0, " + std::to_string(high) + "]");
   return static_cast<int>(v);
 }
 
@@ -39,7 +50,7 @@ void read_sliding_window(const JsonInput& root, TransformerConfig& c) {
         .fail("0 or >= num_hidden_layers (sliding-window layers mixed with full ones are not "
               "modeled)");
   }
-  c.sliding_window = read_positive_int(root, "sliding_window");
+  c.sliding_window = read_positive_int(root, "sliding_window", kMaxWindow);
 }
 
 // Keys that change no cost hetsim computes: token ids, initialization, numerical epsilons, RoPE
@@ -87,15 +98,15 @@ std::vector<std::string> ignored_fields_of(const nlohmann::json& doc) {
 
 // GPT-2 style configs ("n_embd"); GPT-3 is described with the same names.
 void read_gpt2(const JsonInput& root, TransformerConfig& c) {
-  c.hidden_size = read_positive_int(root, "n_embd");
-  c.num_heads = read_positive_int(root, "n_head");
+  c.hidden_size = read_positive_int(root, "n_embd", kMaxHidden);
+  c.num_heads = read_positive_int(root, "n_head", kMaxCount);
   c.num_kv_heads = c.num_heads;
-  c.num_layers = read_positive_int(root, "n_layer");
-  c.vocab_size = read_positive_int(root, "vocab_size");
+  c.num_layers = read_positive_int(root, "n_layer", kMaxCount);
+  c.vocab_size = read_positive_int(root, "vocab_size", kMaxRows);
   // n_inner is null in GPT-2's own configs, meaning 4h (transformers' GPT2MLP).
   const bool has_inner = root.has("n_inner") && !root.value().at("n_inner").is_null();
-  c.ffn_hidden_size = has_inner ? read_positive_int(root, "n_inner") : 4 * c.hidden_size;
-  c.learned_positions = read_positive_int(root, "n_positions");
+  c.ffn_hidden_size = has_inner ? read_positive_int(root, "n_inner", kMaxFfn) : 4 * c.hidden_size;
+  c.learned_positions = read_positive_int(root, "n_positions", kMaxRows);
   c.mlp = MlpKind::kGelu;
   c.norm = NormKind::kLayerNorm;
   c.linear_bias = true;
@@ -107,13 +118,13 @@ void read_gpt2(const JsonInput& root, TransformerConfig& c) {
 
 // Llama, Mistral, Qwen2 and GPT-NeoX ("hidden_size").
 void read_hidden_size_family(const JsonInput& root, TransformerConfig& c) {
-  c.hidden_size = read_positive_int(root, "hidden_size");
-  c.num_heads = read_positive_int(root, "num_attention_heads");
-  c.num_kv_heads = root.has("num_key_value_heads") ? read_positive_int(root, "num_key_value_heads")
+  c.hidden_size = read_positive_int(root, "hidden_size", kMaxHidden);
+  c.num_heads = read_positive_int(root, "num_attention_heads", kMaxCount);
+  c.num_kv_heads = root.has("num_key_value_heads") ? read_positive_int(root, "num_key_value_heads", kMaxCount)
                                                    : c.num_heads;
-  c.num_layers = read_positive_int(root, "num_hidden_layers");
-  c.vocab_size = read_positive_int(root, "vocab_size");
-  c.ffn_hidden_size = read_positive_int(root, "intermediate_size");
+  c.num_layers = read_positive_int(root, "num_hidden_layers", kMaxCount);
+  c.vocab_size = read_positive_int(root, "vocab_size", kMaxRows);
+  c.ffn_hidden_size = read_positive_int(root, "intermediate_size", kMaxFfn);
   const std::string act = root.string_or("hidden_act", "silu");
   const std::string model_type = root.string_or("model_type", "");
   if (act == "silu" || act == "swiglu") {
@@ -130,9 +141,9 @@ void read_hidden_size_family(const JsonInput& root, TransformerConfig& c) {
     c.parallel_residual = root.boolean_or("use_parallel_residual", true);
     const double rotary_pct = root.non_negative_or("rotary_pct", 0.25);
     if (rotary_pct > 1) root.at("rotary_pct").fail("a fraction in [0, 1]");
-    if (rotary_pct == 0) c.learned_positions = read_positive_int(root, "max_position_embeddings");
+    if (rotary_pct == 0) c.learned_positions = read_positive_int(root, "max_position_embeddings", kMaxRows);
   }
-  if (has_non_null(root, "head_dim")) c.head_size = read_positive_int(root, "head_dim");
+  if (has_non_null(root, "head_dim")) c.head_size = read_positive_int(root, "head_dim", kMaxHidden);
   read_sliding_window(root, c);
   c.norm = neox ? NormKind::kLayerNorm : NormKind::kRmsNorm;
   c.linear_bias = neox || root.boolean_or("attention_bias", false);
@@ -160,18 +171,18 @@ void read_moe(const JsonInput& root, TransformerConfig& c) {
   }
   if (!mixtral && !qwen) return;
   const std::string count_key = mixtral ? "num_local_experts" : "num_experts";
-  c.num_experts = read_non_negative_int(root, count_key);
+  c.num_experts = read_non_negative_int(root, count_key, kMaxCount);
   if (c.num_experts == 0) return;
-  c.experts_per_token = read_positive_int(root, "num_experts_per_tok");
+  c.experts_per_token = read_positive_int(root, "num_experts_per_tok", kMaxCount);
   if (c.experts_per_token > c.num_experts) {
     root.at("num_experts_per_tok")
         .fail("an integer <= " + count_key + " (" + std::to_string(c.num_experts) + ")");
   }
   c.expert_ffn_hidden_size =
-      mixtral ? c.ffn_hidden_size : read_positive_int(root, "moe_intermediate_size");
+      mixtral ? c.ffn_hidden_size : read_positive_int(root, "moe_intermediate_size", kMaxFfn);
   if (has_non_null(root, "shared_expert_intermediate_size")) {
     c.shared_expert_ffn_hidden_size =
-        read_non_negative_int(root, "shared_expert_intermediate_size");
+        read_non_negative_int(root, "shared_expert_intermediate_size", kMaxFfn);
     c.shared_expert_gate = c.shared_expert_ffn_hidden_size > 0;  // Qwen2MoeSparseMoeBlock
   }
   // Qwen-MoE can keep some layers dense (a sparse step above 1, or listed MLP-only layers);
@@ -283,6 +294,11 @@ TransformerConfig load_transformer_config(const std::string& path) {
   if (c.num_heads % c.num_kv_heads != 0) {
     root.at("num_key_value_heads")
         .fail("a divisor of num_attention_heads " + std::to_string(c.num_heads));
+  }
+  // An explicit head_dim may make the attention wider than the model (Gemma's is); bounded like h.
+  if (static_cast<long long>(c.num_heads) * c.head_dim() > kMaxHidden) {
+    root.at("head_dim").fail("a head_dim with num_attention_heads (" + std::to_string(c.num_heads) +
+                             ") x head_dim <= " + std::to_string(kMaxHidden));
   }
   return c;
 }

@@ -3,10 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <numbers>
-#include <sstream>
+#include <string_view>
 
 #include "base/error.hpp"
 #include "base/units.hpp"
@@ -45,6 +46,26 @@ std::vector<BandwidthPoint> random_walk_trace(double start_bytes_per_s, const Ra
   return points;
 }
 
+namespace {
+
+// A cell of a trace row as a finite number: the whole cell (spaces around it allowed), so that
+// "100xyz" or "1e999" is refused rather than read as its leading digits or infinity.
+double number_cell(const std::string& path, const std::string& where, const char* column,
+                   std::string_view cell, const char* unit) {
+  const auto first = cell.find_first_not_of(' ');
+  const auto last = cell.find_last_not_of(' ');
+  const std::string_view digits = first == std::string_view::npos ? std::string_view()
+                                                                  : cell.substr(first, last - first + 1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || !std::isfinite(value))
+    throw InputError(path, where, fmt::format("{} \"{}\"", column, cell),
+                     fmt::format("a finite number ({})", unit));
+  return value;
+}
+
+}  // namespace
+
 std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "an unreadable file", "a readable CSV file of time_s,bandwidth_Gbps rows");
@@ -56,14 +77,15 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& path) {
   int number = 1;
   while (std::getline(in, line)) {
     ++number;
-    if (line.empty() || line == "\r") continue;
-    std::istringstream row(line);
-    double time_s = 0;
-    double gbps = 0;
-    char comma = 0;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
     const std::string where = fmt::format("line {}", number);
-    if (!(row >> time_s >> comma >> gbps) || comma != ',')
+    const std::size_t comma = line.find(',');
+    if (comma == std::string::npos || line.find(',', comma + 1) != std::string::npos)
       throw InputError(path, where, fmt::format("\"{}\"", line), "two numbers: time_s,bandwidth_Gbps");
+    const std::string_view row(line);
+    const double time_s = number_cell(path, where, "time_s", row.substr(0, comma), "seconds");
+    const double gbps = number_cell(path, where, "bandwidth_Gbps", row.substr(comma + 1), "Gbit/s");
     if (!(gbps > 0))
       throw InputError(path, where, fmt::format("bandwidth_Gbps {}", gbps), "a bandwidth > 0");
     if (time_s < 0 || (!points.empty() && time_s <= points.back().time_s))
@@ -71,6 +93,8 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& path) {
                        points.empty() ? std::string("a time >= 0")
                                       : fmt::format("a time after the previous row's {}",
                                                     points.back().time_s));
+    if (points.size() == kMaxBandwidthPoints)
+      throw InputError(path, where, "more rows", fmt::format("at most {} rows", kMaxBandwidthPoints));
     points.push_back({time_s, units::gbit_per_s_to_bytes(gbps)});
   }
   if (points.empty()) throw InputError(path, "", "no rows", "at least one time_s,bandwidth_Gbps row");

@@ -22,10 +22,15 @@ struct RandomWalkSpec {
   double duration_s = 0;
 };
 
+// Points one WAN link's time-varying bandwidth may hold (a trace's rows, a random walk's steps):
+// a day at one point a tenth of a second, and 16 MB of points, so a typo cannot fill the memory.
+inline constexpr std::size_t kMaxBandwidthPoints = 1'000'000;
+
 std::vector<BandwidthPoint> random_walk_trace(double start_bytes_per_s, const RandomWalkSpec& walk);
 
 // Reads "time_s,bandwidth_Gbps" rows (a header line first; times strictly increasing from 0 on,
-// bandwidths > 0). Throws InputError naming the file and the line.
+// bandwidths > 0, each cell a whole finite number; at most kMaxBandwidthPoints rows). Throws
+// InputError naming the file and the line.
 std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& path);
 
 // Standard normal draws from std::mt19937_64 by the Box-Muller transform, written here because

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/json_input.hpp"
 
 namespace hetsim {
 
@@ -529,6 +530,12 @@ class TraceSax {
 
   bool open(json container) {
     const bool is_object = container.is_object();
+    // Deeper values would be built (and rendered in messages) by recursion without bound.
+    if (static_cast<std::size_t>(depth_) >= kMaxJsonDepth) {
+      checker_.fail(events_depth_ >= 0 && depth_ >= events_depth_ ? checker_.event_path(event_index_) : "",
+                    fmt::format("nesting deeper than {} levels", kMaxJsonDepth),
+                    "a trace nested at most that deep");
+    }
     if (!stack_.empty()) {
       json& top = *stack_.back();
       if (top.is_object()) {

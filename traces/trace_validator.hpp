@@ -7,7 +7,8 @@
 //
 // Rules (any break throws InputError naming the file, the JSON path such as /traceEvents/17,
 // the value and what was expected):
-//   - the document is an array of events or an object whose "traceEvents" is one;
+//   - the document is an array of events or an object whose "traceEvents" is one, nested at
+//     most 64 levels deep (kMaxJsonDepth);
 //   - every event is an object with a string "ph" naming a trace event phase;
 //   - X: string "name", numeric "ts", numeric "dur" >= 0, "pid", "tid";
 //     B/E: "ts", "pid", "tid", matched per (pid, tid) in file order, E not before its B;

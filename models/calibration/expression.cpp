@@ -9,6 +9,14 @@
 
 namespace hetsim::calibration {
 
+namespace {
+// A column mapping's expressions are a line each (the shipped ones are under 100 characters).
+// The bounds keep the recursive parse and evaluation far from the stack's end: an expression
+// nested ten thousand parentheses or signs deep, or a chain of ten thousand terms, overflowed it.
+constexpr std::size_t kMaxExpressionCharacters = 1000;
+constexpr int kMaxNesting = 64;  // open parentheses and unary minus signs around a term
+}  // namespace
+
 // Recursive descent: and := cmp ('&&' cmp)*; cmp := sum (relop sum)?; sum := prod (('+'|'-')
 // prod)*; prod := unary (('*'|'/') unary)*; unary := '-' unary | atom; atom := number | column |
 // '(' and ')'.
@@ -79,15 +87,30 @@ class ExpressionParser {
     }
   }
   int parse_unary() {
-    if (accept("-")) return add(Op::kNegate, parse_unary(), -1);
+    if (accept("-")) {
+      const Nested nested(*this);
+      return add(Op::kNegate, parse_unary(), -1);
+    }
     return parse_atom();
   }
+  // Counts one level of nesting for as long as it lives.
+  struct Nested {
+    explicit Nested(ExpressionParser& parser) : parser_(parser) {
+      if (++parser_.depth_ > kMaxNesting)
+        parser_.fail(fmt::format("nested more than {} levels deep at character {}", kMaxNesting, parser_.pos_));
+    }
+    ~Nested() { --parser_.depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+    ExpressionParser& parser_;
+  };
   int parse_atom() {
     skip_space();
     if (pos_ >= text_.size()) fail("ends too early");
     const char c = text_[pos_];
     if (c == '(') {
       ++pos_;
+      const Nested nested(*this);
       const int inner = parse_and();
       if (!accept(")")) fail("missing ')'");
       return inner;
@@ -120,10 +143,15 @@ class ExpressionParser {
   const std::string& path_;
   const std::string& text_;
   std::size_t pos_ = 0;
+  int depth_ = 0;  // parentheses and unary minus signs open at pos_
 };
 
 Expression Expression::parse(const std::string& text, const CsvTable& table, const std::string& file,
                              const std::string& json_path) {
+  if (text.size() > kMaxExpressionCharacters) {
+    throw InputError(file, json_path, fmt::format("an expression of {} characters", text.size()),
+                     fmt::format("an expression of at most {} characters", kMaxExpressionCharacters));
+  }
   Expression e;
   e.text_ = text;
   ExpressionParser parser(e, table, file, json_path);

@@ -14,7 +14,8 @@ namespace hetsim::calibration {
 class Expression {
  public:
   // Throws InputError naming `file` and `json_path` (where the expression text was read) for a
-  // syntax error, and the CSV's header line for a column the table lacks.
+  // syntax error, a text over 1,000 characters or nesting over 64 levels (parentheses and unary
+  // minus signs), and the CSV's header line for a column the table lacks.
   static Expression parse(const std::string& text, const CsvTable& table, const std::string& file,
                           const std::string& json_path);
   // Throws InputError naming the CSV line and column of a cell that is not a number.

@@ -105,3 +105,34 @@ TEST_CASE("a profile row outside physical ranges is refused, not turned into inf
         "p.json: /memory_bound_bytes_seconds/add/0/0: got 1e+300; expected a size between 1 and 1e+15");
   CHECK(load("[[1048576, 1e-5]]") == "(no error)");
 }
+
+// Fuzzing findings (tests/fuzz, fuzz_expression): deep nesting overflowed the stack of the
+// recursive parser, and a long chain of terms that of the recursive evaluation.
+TEST_CASE("an expression nested too deep or too long is refused before it can overflow the stack") {
+  const auto with_n = [](const std::string& n) {
+    auto mapping = kMapping;
+    mapping["ops"][0]["n"] = n;
+    return message_of([&] {
+      import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n1,2,3,True,1,1\n", "p.csv", mapping, "map.json");
+    });
+  };
+  const std::string parens = std::string(65, '(') + "ffn" + std::string(65, ')');
+  CHECK(with_n(parens) == "map.json: /ops/0/n: got \"" + parens +
+                              "\" (nested more than 64 levels deep at character 65); expected an expression of "
+                              "numbers, column names, + - * / ( ) and comparisons");
+  const std::string signs = std::string(65, '-') + "ffn";
+  CHECK(with_n(signs) == "map.json: /ops/0/n: got \"" + signs +
+                             "\" (nested more than 64 levels deep at character 65); expected an expression of "
+                             "numbers, column names, + - * / ( ) and comparisons");
+  std::string chain = "ffn";
+  while (chain.size() <= 1000) chain += "+ffn";
+  CHECK(with_n(chain) == "map.json: /ops/0/n: got an expression of 1003 characters; expected an expression of "
+                         "at most 1000 characters");
+  // At the limits: 64 levels of either kind, and 1,000 characters, still evaluate.
+  const std::string deepest = std::string(32, '(') + std::string(32, '-') + "ffn" + std::string(32, ')');
+  CHECK(with_n(deepest) == "(no error)");
+  std::string longest = "ffn";
+  while (longest.size() + 4 <= 1000) longest += "+ffn";
+  longest += std::string(1000 - longest.size(), ' ');
+  CHECK(with_n(longest) == "(no error)");
+}

@@ -214,3 +214,15 @@ TEST_CASE("a cluster larger than ids can hold") {
                          ": /sites/1/node_groups/0/count: got 200000; expected a cluster of at "
                          "most 1048576 GPUs in all");
 }
+
+// A fuzzing finding (tests/fuzz, fuzz_cluster): notes of any JSON type were accepted unread.
+TEST_CASE("a source or description that is not a string") {
+  const Outcome site = load_edited("note-site.json", [](json& d) { d["sites"][0]["description"] = 5; });
+  CHECK(site.message == site.path + ": /sites/0/description: got 5; expected a string");
+  const Outcome nic = load_edited("note-nic.json", [](json& d) {
+    d["sites"][1]["node_groups"][0]["nic"]["source"] = json::array({1, 2});
+  });
+  CHECK(nic.message == nic.path + ": /sites/1/node_groups/0/nic/source: got [1,2]; expected a string");
+  const Outcome wan = load_edited("note-wan.json", [](json& d) { d["wan_links"][0]["source"] = nullptr; });
+  CHECK(wan.message == wan.path + ": /wan_links/0/source: got null; expected a string");
+}

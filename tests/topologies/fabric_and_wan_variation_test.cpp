@@ -165,3 +165,43 @@ TEST_CASE("bad fabric and WAN variation input: pinned messages") {
           d["wan_links"][0]["bandwidth_trace_file"] = "header-trace.csv";
         }) == dir + "/header-trace.csv: line 1: got \"t,bw\"; expected the header time_s,bandwidth_Gbps");
 }
+
+// Fuzzing findings (tests/fuzz, fuzz_csv and fuzz_cluster): a bandwidth cell was read up to its
+// first non-digit, an empty trace file name opened the cluster's own directory, and a random walk
+// could ask for ten million points (160 MB).
+TEST_CASE("WAN variation input found by fuzzing: pinned messages") {
+  const std::string dir = std::filesystem::path(write_scratch_file("x", "")).parent_path().string();
+  write_scratch_file("xyz-trace.csv", "time_s,bandwidth_Gbps\n0,100xyz\n");
+  CHECK(load_message("xyz-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "xyz-trace.csv";
+        }) == dir + "/xyz-trace.csv: line 2: got bandwidth_Gbps \"100xyz\"; expected a finite number (Gbit/s)");
+  write_scratch_file("inf-trace.csv", "time_s,bandwidth_Gbps\r\n0,100\r\n1e999,5\r\n");
+  CHECK(load_message("inf-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "inf-trace.csv";
+        }) == dir + "/inf-trace.csv: line 3: got time_s \"1e999\"; expected a finite number (seconds)");
+  // Bytes that are not UTF-8 are quoted as they are (the message once went through a JSON
+  // string, which threw on them).
+  write_scratch_file("binary-trace.csv", "time_s,bandwidth_Gbps\n\xff,1\n");
+  CHECK(load_message("binary-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "binary-trace.csv";
+        }) == dir + "/binary-trace.csv: line 2: got time_s \"\xff\"; expected a finite number (seconds)");
+  CHECK(load_message("empty-trace-name.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "";
+        }) == dir + "/empty-trace-name.json: /wan_links/0/bandwidth_trace_file: got \"\"; expected a "
+                    "non-empty string");
+  CHECK(load_message("walk-steps.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_random_walk"] = {{"seed", 1},       {"step_s", 1},
+                                                        {"sigma", 0.2},    {"min_Gbps", 10},
+                                                        {"max_Gbps", 100}, {"duration_s", 2e6}};
+        }) == dir + "/walk-steps.json: /wan_links/0/bandwidth_random_walk/step_s: got 1; expected at "
+                    "most 1000000 steps in duration_s");
+  // Spaces around a cell and Windows line ends are still fine.
+  write_scratch_file("spaced-trace.csv", "time_s,bandwidth_Gbps\r\n0, 100\r\n 60 ,40\r\n");
+  const hetsim::Cluster spaced = load("spaced-trace.json", [](json& d) {
+    d["wan_links"][0]["bandwidth_trace_file"] = "spaced-trace.csv";
+  });
+  const auto& wan = spaced.links()[spaced.route(0, 16)[2]];
+  REQUIRE(wan.bandwidth_trace.size() == 2);
+  CHECK(wan.bandwidth_trace[1].time_s == 60);
+  CHECK(wan.bandwidth_trace[1].bytes_per_s == 40e9 / 8);
+}

@@ -201,3 +201,17 @@ TEST_CASE("counters, metadata and instants are checked") {
   CHECK(rejection(events(R"({"ph":"i","name":"x","ts":0,"pid":1,"tid":1,"s":"q"})")) ==
         "/traceEvents/3/s: got \"q\"; expected \"g\", \"p\" or \"t\"");
 }
+
+// A fuzzing finding (tests/fuzz, fuzz_trace): a value nested 200,000 deep in an event overflowed
+// the stack when the message rendered it.
+TEST_CASE("a trace nested deeper than 64 levels is rejected where it goes too deep") {
+  const auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  CHECK(rejection(R"({"traceEvents":[{"ph":)" + nested(200000) + "}]}") ==
+        "/traceEvents/0: got nesting deeper than 64 levels; expected a trace nested at most that deep");
+  CHECK(rejection(R"({"other":)" + nested(100) + R"(,"traceEvents":[]})") ==
+        "(document): got nesting deeper than 64 levels; expected a trace nested at most that deep");
+  // 64 levels in all (the document, traceEvents, the event, args and 60 arrays) are fine.
+  const std::string deep_args = events(R"({"ph":"X","name":"F","ts":0,"dur":1,"pid":1,"tid":1,"args":{"a":)" +
+                                       nested(60) + "}}");
+  CHECK(summary_of(deep_args).slices == 1);
+}
