@@ -19,6 +19,9 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 // Parses a whole file. Throws InputError for an unreadable file or text that is not JSON.
 nlohmann::json read_json_file(const std::string& path);
 
+// `key` as one reference token of a JSON pointer (RFC 6901: "~" as "~0", "/" as "~1").
+std::string escape_pointer_token(const std::string& key);
+
 // The closest of `candidates` to `word` by edit distance, or "" when none is close enough to be
 // a plausible typo.
 std::string nearest_word(std::string_view word, const std::vector<std::string>& candidates);

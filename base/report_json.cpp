@@ -4,21 +4,11 @@
 #include <optional>
 
 #include "base/error.hpp"
+#include "base/json_input.hpp"
 
 namespace hetsim {
 
 namespace {
-
-// RFC 6901 escaping of one reference token.
-std::string pointer_token(const std::string& key) {
-  std::string token;
-  for (char c : key) {
-    if (c == '~') token += "~0";
-    else if (c == '/') token += "~1";
-    else token += c;
-  }
-  return token;
-}
 
 // The first value that JSON cannot hold (non-finite number) or that reads as missing (null), as
 // "POINTER is VALUE". Reports are a few levels deep, so recursion is bounded by their shape.
@@ -30,7 +20,7 @@ std::optional<std::string> first_unwritable(const nlohmann::json& value, const s
   }
   if (value.is_object()) {
     for (const auto& [key, child] : value.items())
-      if (auto found = first_unwritable(child, pointer + "/" + pointer_token(key))) return found;
+      if (auto found = first_unwritable(child, pointer + "/" + escape_pointer_token(key))) return found;
   } else if (value.is_array()) {
     for (std::size_t i = 0; i < value.size(); ++i)
       if (auto found = first_unwritable(value[i], pointer + "/" + std::to_string(i))) return found;
