@@ -3,21 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 
 namespace hetsim {
 
 namespace {
-
-// A bound on what one input file may hold, checked before the document is built: a JSON input of
-// hetsim's (a cluster of 16,384 GPUs, a timetable of thousands of ops) is a few MB; traces, which
-// are larger, are streamed by their own reader.
-constexpr std::size_t kMaxJsonFileBytes = std::size_t{32} << 20;
 
 // Short rendering of a value for messages, at most kMax characters: long arrays and objects are
 // elided. Written without json::dump(), whose recursion and whole-document output would make a
@@ -88,23 +81,7 @@ std::string escape_pointer_token(const std::string& key) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::is_directory(status))
-    throw InputError(path, "", "a directory", "a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "an unreadable file", "a readable JSON file");
-  // Read in blocks and stop one block past the limit, so that a huge input (or an endless one,
-  // such as a device) costs no more than the limit.
-  std::string text;
-  std::array<char, 1 << 16> block{};
-  while (in && text.size() <= kMaxJsonFileBytes) {
-    in.read(block.data(), block.size());
-    text.append(block.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (text.size() > kMaxJsonFileBytes)
-    throw InputError(path, "", fmt::format("a file of more than {} MiB", kMaxJsonFileBytes >> 20),
-                     "a JSON input file of at most that size");
+  const std::string text = read_input_file(path, "JSON file");
   // One frame per open array or object: where the parse is inside it, and for an object the keys
   // seen so far, so that a repeated key is refused rather than letting the last one silently win.
   // The depth limit keeps every later recursive walk of the document bounded.

@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 #include <numbers>
 #include <string_view>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/units.hpp"
 
 namespace hetsim {
@@ -67,8 +68,7 @@ double number_cell(const std::string& path, const std::string& where, const char
 }  // namespace
 
 std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "an unreadable file", "a readable CSV file of time_s,bandwidth_Gbps rows");
+  std::istringstream in(read_input_file(path, "CSV file of time_s,bandwidth_Gbps rows"));
   std::string line;
   std::getline(in, line);
   if (line.rfind("time_s,bandwidth_Gbps", 0) != 0)

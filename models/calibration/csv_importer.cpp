@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/json_input.hpp"
 #include "models/calibration/csv_table.hpp"
 #include "models/calibration/expression.hpp"
@@ -94,11 +93,7 @@ double positive_value(const std::optional<Expression>& e, const char* key, const
 
 std::vector<Measurement> import_csv(const std::string& csv_path, const std::string& mapping_path) {
   const nlohmann::json mapping = read_json_file(mapping_path);
-  std::ifstream in(csv_path, std::ios::binary);
-  if (!in) throw InputError(csv_path, "", "an unreadable file", "a readable CSV file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return import_csv_text(text.str(), csv_path, mapping, mapping_path);
+  return import_csv_text(read_input_file(csv_path, "CSV file"), csv_path, mapping, mapping_path);
 }
 
 std::vector<Measurement> import_csv_text(const std::string& csv_text, const std::string& csv_name,

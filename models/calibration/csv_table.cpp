@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/json_input.hpp"
 
 namespace hetsim::calibration {
@@ -62,11 +61,7 @@ std::vector<std::string> split_record(const std::string& text, std::size_t& pos,
 }  // namespace
 
 CsvTable CsvTable::read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "an unreadable file", "a readable CSV file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path);
+  return parse(read_input_file(path, "CSV file"), path);
 }
 
 CsvTable CsvTable::parse(const std::string& text, const std::string& file_name) {

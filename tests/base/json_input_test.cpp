@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "base/error.hpp"
+#include "base/input_file.hpp"
 #include "base/json_input.hpp"
 
 using hetsim::InputError;
@@ -110,7 +111,15 @@ TEST_CASE("a key repeated in one object is refused with its path, not silently o
 TEST_CASE("an input file beyond 32 MiB is refused before it is parsed") {
   const ScratchFile f(std::string((std::size_t{32} << 20) + 1, ' '), "huge.json");
   CHECK(message_of([&] { hetsim::read_json_file(f.path.string()); }) ==
-        f.path.string() + ": (document): got a file of more than 32 MiB; expected a JSON input file of at most that size");
+        f.path.string() + ": (document): got a file of more than 32 MiB; expected a JSON file of at most that size");
+}
+
+TEST_CASE("an endless input is refused at the size limit, not read until memory runs out") {
+  // /dev/zero never ends: before the shared bounded reader, the CSV readers grew without limit.
+  const std::string limit = "(document): got a file of more than 32 MiB; expected a ";
+  CHECK(message_of([] { hetsim::read_json_file("/dev/zero"); }) == "/dev/zero: " + limit + "JSON file of at most that size");
+  CHECK(message_of([] { hetsim::read_input_file("/dev/zero", "CSV file"); }) ==
+        "/dev/zero: " + limit + "CSV file of at most that size");
 }
 
 TEST_CASE("a key holding a newline still gives a one-line error") {

@@ -195,6 +195,11 @@ TEST_CASE("WAN variation input found by fuzzing: pinned messages") {
                                                         {"max_Gbps", 100}, {"duration_s", 2e6}};
         }) == dir + "/walk-steps.json: /wan_links/0/bandwidth_random_walk/step_s: got 1; expected at "
                     "most 1000000 steps in duration_s");
+  // An endless trace (a device) stops at the input size limit instead of filling memory.
+  CHECK(load_message("endless-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "/dev/zero";
+        }) == "/dev/zero: (document): got a file of more than 32 MiB; expected a CSV file of "
+              "time_s,bandwidth_Gbps rows of at most that size");
   // Spaces around a cell and Windows line ends are still fine.
   write_scratch_file("spaced-trace.csv", "time_s,bandwidth_Gbps\r\n0, 100\r\n 60 ,40\r\n");
   const hetsim::Cluster spaced = load("spaced-trace.json", [](json& d) {
