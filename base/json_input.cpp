@@ -281,6 +281,9 @@ void JsonInput::reject_unknown_keys(std::initializer_list<std::string_view> know
     throw InputError(file_, path_ + "/" + escape_pointer_token(key), "unknown key \"" + key + "\"",
                      expected);
   }
+  // Free-text notes are strings: a note of another type is a value put in the wrong place.
+  for (const std::string note : {"source", "description"})
+    if (has(note) && !value_->at(note).is_string()) at(note).fail("a string");
 }
 
 }  // namespace hetsim

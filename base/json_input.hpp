@@ -56,7 +56,7 @@ class JsonInput {
   bool boolean_or(const std::string& key, bool fallback) const;
 
   // Requires an object whose keys are all in `known`; an unknown key is an error that suggests
-  // the nearest known one.
+  // the nearest known one. Free-text notes ("source", "description") must be strings.
   void reject_unknown_keys(std::initializer_list<std::string_view> known) const;
 
   // Throws InputError for this value with the given expectation.

@@ -53,22 +53,14 @@ double link_gbyte_per_s(const JsonInput& in, const std::string& key) {
   return in.between(key, link_ranges::kMinGbps / 8, link_ranges::kMaxGbps / 8);
 }
 
-// Requires an object with only `known` keys, whose free-text notes ("source", "description") are
-// strings: a note of another type is a value put in the wrong place, not a note.
-void check_keys(const JsonInput& object, std::initializer_list<std::string_view> known) {
-  object.reject_unknown_keys(known);
-  for (const std::string note : {"source", "description"})
-    if (object.has(note) && !object.at(note).value().is_string()) object.at(note).fail("a string");
-}
-
 LinkFigures intra_node_figures(const JsonInput& intra) {
-  check_keys(intra, {"bandwidth_GBps", "latency_us", "source"});
+  intra.reject_unknown_keys({"bandwidth_GBps", "latency_us", "source"});
   return {units::gbyte_per_s_to_bytes(link_gbyte_per_s(intra, "bandwidth_GBps")),
           intra.between("latency_us", 0, link_ranges::kMaxLatencyS / units::kMicrosecond) * units::kMicrosecond};
 }
 
 LinkFigures nic_figures(const JsonInput& nic) {
-  check_keys(nic, {"bandwidth_Gbps", "latency_us", "source"});
+  nic.reject_unknown_keys({"bandwidth_Gbps", "latency_us", "source"});
   return {units::gbit_per_s_to_bytes(link_gbit_per_s(nic, "bandwidth_Gbps")),
           nic.between("latency_us", 0, link_ranges::kMaxLatencyS / units::kMicrosecond) * units::kMicrosecond};
 }
@@ -76,7 +68,7 @@ LinkFigures nic_figures(const JsonInput& nic) {
 std::string beside(const std::string& cluster_file, const std::string& name);
 
 NodeGroupSpec node_group(const JsonInput& in, const std::vector<std::string>& known_gpu_types) {
-  check_keys(in, {"name", "count", "gpu", "gpus_per_node", "intra_node", "nic", "profile", "source",
+  in.reject_unknown_keys({"name", "count", "gpu", "gpus_per_node", "intra_node", "nic", "profile", "source",
                   "description"});
   NodeGroupSpec group;
   group.name = non_empty_string(in, "name");
@@ -97,11 +89,11 @@ NodeGroupSpec node_group(const JsonInput& in, const std::vector<std::string>& kn
 }
 
 SiteSpec site(const JsonInput& in, const std::vector<std::string>& known_gpu_types) {
-  check_keys(in, {"name", "fabric", "node_groups", "source", "description"});
+  in.reject_unknown_keys({"name", "fabric", "node_groups", "source", "description"});
   SiteSpec spec;
   spec.name = non_empty_string(in, "name");
   const JsonInput fabric = in.at("fabric");
-  check_keys(fabric, {"latency_us", "oversubscription", "tiers", "source"});
+  fabric.reject_unknown_keys({"latency_us", "oversubscription", "tiers", "source"});
   spec.fabric_latency_s = fabric.non_negative("latency_us") * units::kMicrosecond;
   spec.oversubscription = fabric.number_or("oversubscription", 1.0);
   if (!(spec.oversubscription >= 1))
@@ -134,7 +126,7 @@ std::string beside(const std::string& cluster_file, const std::string& name) {
 }
 
 std::vector<BandwidthPoint> random_walk(const JsonInput& in, double start_bytes_per_s) {
-  check_keys(in, {"seed", "step_s", "sigma", "min_Gbps", "max_Gbps", "duration_s", "source"});
+  in.reject_unknown_keys({"seed", "step_s", "sigma", "min_Gbps", "max_Gbps", "duration_s", "source"});
   RandomWalkSpec walk;
   const long long seed = in.integer("seed");
   if (seed < 0) in.fail_member("seed", "an integer >= 0");
@@ -153,7 +145,7 @@ std::vector<BandwidthPoint> random_walk(const JsonInput& in, double start_bytes_
 }
 
 WanLinkSpec wan_link(const JsonInput& in, const std::vector<std::string>& site_names) {
-  check_keys(in, {"sites", "bandwidth_Gbps", "latency_ms", "egress_usd_per_GB",
+  in.reject_unknown_keys({"sites", "bandwidth_Gbps", "latency_ms", "egress_usd_per_GB",
                   "bandwidth_trace_file", "bandwidth_random_walk", "source", "description"});
   const JsonInput ends = in.at("sites");
   if (ends.array_size() != 2) ends.fail("an array of two site names");
@@ -213,7 +205,7 @@ std::vector<std::string> node_names(const ClusterSpec& spec) {
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::string>& known_gpu_types) {
   const nlohmann::json document = read_json_file(path);
   const JsonInput root(document, path);
-  check_keys(root, {"name", "description", "source", "sites", "wan_links", "wan_routing", "pair_links"});
+  root.reject_unknown_keys({"name", "description", "source", "sites", "wan_links", "wan_routing", "pair_links"});
   ClusterSpec spec;
   spec.name = non_empty_string(root, "name");
   spec.description = root.string_or("description", "");
@@ -251,7 +243,7 @@ ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::st
   }
   if (root.has("wan_routing")) {
     const JsonInput routing = root.at("wan_routing");
-    check_keys(routing, {"message_MiB", "source"});
+    routing.reject_unknown_keys({"message_MiB", "source"});
     spec.wan_route_message_bytes = routing.non_negative("message_MiB") * units::kMiB;
   }
   if (root.has("pair_links")) spec.pair_links = read_pair_links(root.at("pair_links"), node_names(spec));

@@ -145,3 +145,12 @@ TEST_CASE("a number beyond double range is an input error, not an internal one")
             ": (document): got a number beyond the range of a double (about 1.8e308); expected numbers a "
             "double can hold");
 }
+
+TEST_CASE("a free-text note of another type is refused wherever keys are checked") {
+  // Every loader's objects go through reject_unknown_keys, so pair links and switch tiers get the
+  // check the cluster loader once made alone.
+  const auto doc = nlohmann::json::parse(R"({"pair_links": {"source": 3, "machines": []}})");
+  const JsonInput links = JsonInput(doc, "p.json").at("pair_links");
+  CHECK(message_of([&] { links.reject_unknown_keys({"source", "machines"}); }) ==
+        "p.json: /pair_links/source: got 3; expected a string");
+}
