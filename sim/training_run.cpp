@@ -148,6 +148,45 @@ ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalo
   return options;
 }
 
+// zb-auto's default activation limit (no --memory-limit): as many microbatches of one stage as
+// every pipeline rank's GPUs hold beside their static memory (weights, gradients, optimizer
+// state) and one backward's transient bytes, capped at 2p - 1 (ZB-H2's memory, which the
+// heuristic rarely needs more than) and at least 1. Each rank is costed with its own layers (the
+// even split, or the one the options give; --balance-layers chooses its split after the
+// timetable, so the even split stands in) on each of its replicas' GPU types. The zero-bubble
+// paper sets its limit from the device memory the same way (Qi et al., ICLR 2024, Sec. 3.1:
+// M_limit, the memory available for activations).
+int zb_auto_memory_fit(const Cluster& cluster, const GpuCatalog& catalog, const TransformerConfig& model,
+                       const ParallelPlan& plan, const Placement& placement, const RunOptions& options) {
+  const std::string detail = fmt::format("pp {} x vpp 1", plan.pp);
+  const std::vector<int> layers =
+      options.layers_per_stage.empty()
+          ? partition_layers(model, plan.pp, detail, options)
+          : checked_layers_per_stage(model, plan.pp, detail, options.layers_per_stage);
+  int fit = 2 * plan.pp - 1;
+  int first_layer = 0;
+  for (int rank = 0; rank < plan.pp; ++rank) {
+    const ChunkSpan span{first_layer, layers[rank], rank == 0, rank + 1 == plan.pp};
+    first_layer += layers[rank];
+    std::set<std::string> types_seen;
+    for (int replica = 0; replica < plan.dp; ++replica) {
+      const int worker = replica * plan.pp + rank;
+      const auto gpus = placement.worker_gpus(worker);
+      const std::string& type = cluster.gpu(gpus.front()).gpu_type;
+      if (!types_seen.insert(type).second) continue;
+      const GpuSpec& spec = catalog.at(type);
+      const ChunkCost cost = cost_chunk(model, plan, spec, span, tensor_parallel_links(cluster, gpus),
+                                        expert_parallel_links(cluster, plan, placement, worker));
+      if (!(cost.activation_bytes > 0)) continue;
+      const double static_bytes =
+          static_memory(cost.params - cost.expert_params, cost.expert_params, plan).total();
+      const double free_bytes = spec.hbm_bytes - static_bytes - cost.backward_transient_bytes;
+      fit = std::min(fit, static_cast<int>(std::max(1.0, std::floor(free_bytes / cost.activation_bytes))));
+    }
+  }
+  return fit;
+}
+
 Timetable build_timetable(const Cluster& cluster, const GpuCatalog& catalog,
                           const TransformerConfig& model, const ParallelPlan& plan,
                           const Placement& placement, const RunOptions& options) {
@@ -468,7 +507,14 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                                 options.ddp_bucket_params, model.total_params(),
                                 model.total_params() / options.ddp_bucket_params, kMaxBuckets));
   check_replay_size(plan, options.sequence_splits);
-  const Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, options);
+  const bool zb_auto_generated = !options.timetable && options.schedule == "zb-auto" &&
+                                 plan.vpp == 1 && options.sequence_splits == 1;
+  RunOptions timetable_options = options;
+  if (zb_auto_generated && options.memory_limit_microbatches == 0)
+    timetable_options.memory_limit_microbatches =
+        zb_auto_memory_fit(cluster, catalog, model, plan, placement, options);
+  if (zb_auto_generated) result.zb_auto_memory_limit = timetable_options.memory_limit_microbatches;
+  const Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, timetable_options);
   result.schedule = timetable.kind;
   result.offload_fraction = options.offload_fraction;
   plan.vpp = timetable.chunks_per_rank;

@@ -47,7 +47,8 @@ struct RunOptions {
   bool alpha_beta_collectives = false;
   // A calibration profile for every GPU whose node group names none (--profile); empty: none.
   std::string profile_path;
-  // zb-auto's activation limit per rank, in microbatches of one stage (0: 2p - 1, ZB-H2's).
+  // zb-auto's activation limit per rank, in microbatches of one stage (0: what the GPUs' memory
+  // holds beside static memory, at most 2p - 1, ZB-H2's).
   int memory_limit_microbatches = 0;
   double offload_fraction = 0;          // PipeOffload: share of activations sent to host memory
   int first_stage_layers = 0;           // --decoder-first-pipeline-num-layers (0 = even split)
@@ -86,6 +87,7 @@ struct WanLinkTraffic {
 struct RunResult {
   ParallelPlan plan;                     // with dp filled in
   std::string schedule;
+  int zb_auto_memory_limit = 0;          // zb-auto's activation limit (microbatches); 0: not zb-auto
   double offload_fraction = 0;
   double wan_compression = 1;
   int sync_every = 1;

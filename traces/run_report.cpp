@@ -44,6 +44,7 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"gbs", p.global_batch_size}, {"seq_length", p.seq_length},
         {"microbatches", p.microbatches()}, {"recompute", to_string(p.recompute)},
         {"sequence_parallel", p.sequence_parallel}, {"schedule", r.schedule},
+        {"zb_auto_memory_limit", r.zb_auto_memory_limit},
         {"offload_fraction", r.offload_fraction},
         {"wan_compression", r.wan_compression},
         {"sync_every", r.sync_every},
@@ -102,7 +103,11 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
                            p.tp, p.pp, p.dp, p.vpp, p.micro_batch_size, p.global_batch_size,
                            p.seq_length, p.microbatches()));
   if (!r.site_order.empty()) line("site order (site-aware)", fmt::format("{}", fmt::join(r.site_order, " -> ")));
-  line("schedule / recompute", fmt::format("{} / {}", r.schedule, to_string(p.recompute)));
+  const std::string zb_limit =
+      r.zb_auto_memory_limit > 0
+          ? fmt::format(" (activations of {} microbatches per rank)", r.zb_auto_memory_limit)
+          : "";
+  line("schedule / recompute", fmt::format("{}{} / {}", r.schedule, zb_limit, to_string(p.recompute)));
   line("precision", fmt::format("{} (gradients reduced in {}; MFU against the {} peak)", precision_name(p),
                                 p.grads_in_fp32() ? "fp32" : to_string(p.dtype),
                                 to_string(linear_gemm_dtype(p))));

@@ -140,7 +140,7 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
       "--profile", args.options.profile_path,
       "calibration profile (hetsim calibrate) costing every GPU whose node group names none");
   cmd.add_option("--memory-limit", args.options.memory_limit_microbatches,
-                 "zb-auto: activations per rank, in microbatches of one stage (0: 2p-1)")
+                 "zb-auto: activations per rank, in microbatches of one stage (0: as many as the GPUs' memory holds, at most 2p-1)")
       ->capture_default_str();
   cmd.add_option("--seq-splits", args.options.sequence_splits,
                  "sequence segments per microbatch (seq1f1b's k)")
