@@ -101,13 +101,17 @@ TpComm schedule_cost(const TpSchedule& schedule, const TimedOps& ops, const TpCo
       case TpOverlap::kExposed:
         c.backward_s += seconds;
         break;
-      case TpOverlap::kDgrad:  // max(collective, dgrad): the dgrad is already in the op times
-        c.backward_s += std::max(0.0, seconds - ops.of(x.gemm).backward_input.seconds);
+      case TpOverlap::kDgrad: {  // the dgrad is already in the op times
+        const double dgrad = ops.of(x.gemm).backward_input.seconds;
+        c.backward_s += overlapped_pair_s(seconds, dgrad) - dgrad;
         break;
-      case TpOverlap::kWgrad:
+      }
+      case TpOverlap::kWgrad: {
+        const double wgrad = ops.of(x.gemm).backward_weight.seconds;
         c.backward_s += seconds;
-        c.wgrad_hidden_s += std::min(seconds, ops.of(x.gemm).backward_weight.seconds);
+        c.wgrad_hidden_s += seconds + wgrad - overlapped_pair_s(seconds, wgrad);
         break;
+      }
     }
   }
   return c;

@@ -124,4 +124,9 @@ TpSchedule lm_head_tp_schedule(const TransformerConfig& model, const ParallelPla
   return s;
 }
 
+double overlapped_pair_s(double comm_s, double compute_s) {
+  const double slowed = std::min(comm_s, compute_s * (1 + kOverlapComputeSlowdown));
+  return std::max(comm_s, compute_s + slowed * kOverlapComputeSlowdown / (1 + kOverlapComputeSlowdown));
+}
+
 }  // namespace hetsim

@@ -5,8 +5,9 @@
 // (arXiv:2205.05198, Table 4: "Time to complete the forward and backward pass of a single
 // transformer layer of the 22B model"). Printed for every row; checked to hold the paper's order
 // (SP forward faster; full recompute's backward the slowest, selective between) and each time
-// within 12% (the roofline's efficiencies are fitted on forward kernels only; overlap beside GEMMs
-// is taken as perfect).
+// within 8% (the roofline's efficiencies are fitted on forward kernels only; a GEMM beside a TP
+// collective runs 18.9% slower while it runs, kOverlapComputeSlowdown). Backward was 3-9% fast
+// with the overlap taken as perfect, 1.5-7.1% with the slowdown.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -45,8 +46,8 @@ TEST_CASE("22B layer against Korthikanti et al. 2022 Table 4") {
     std::printf("%-24s forward %5.2f ms (paper %4.1f, %+5.1f%%)  backward %5.2f ms (paper %4.1f, %+5.1f%%)\n",
                 rows[i].name, forward[i], rows[i].forward_ms, 100 * (forward[i] / rows[i].forward_ms - 1),
                 backward[i], rows[i].backward_ms, 100 * (backward[i] / rows[i].backward_ms - 1));
-    CHECK(std::abs(forward[i] / rows[i].forward_ms - 1) < 0.12);
-    CHECK(std::abs(backward[i] / rows[i].backward_ms - 1) < 0.12);
+    CHECK(std::abs(forward[i] / rows[i].forward_ms - 1) < 0.08);
+    CHECK(std::abs(backward[i] / rows[i].backward_ms - 1) < 0.08);
   }
   CHECK(forward[1] < forward[0]);
   CHECK(backward[2] > backward[3]);
