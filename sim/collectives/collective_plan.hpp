@@ -73,9 +73,10 @@ inline constexpr int kMaxPipelineChunks = 64;
 inline constexpr double kMaxFlowTransfers = 5e6;
 
 // The most transfers of ring phases. They are generated as their steps start, so memory grows
-// with the rings' GPUs, not with the transfers; the bound is one of time: about 2.6 events per
-// transfer at the rate BENCHMARKS.md records for the 4,096-GPU flat ring (8 channels x 4,096 GPUs
-// x 8,190 steps = 268 million transfers) puts this many at several minutes.
+// with the rings' GPUs, not with the transfers (a 4,096-GPU flat ring all-reduce on one channel,
+// 33.5 million transfers, peaks at 30 MiB and takes 25-33 s: BENCHMARKS.md); the bound is one of
+// time, about nine times that: several minutes. The 4,096-GPU ring on a DGX H100's 8 channels
+// (268 million transfers) is within it.
 inline constexpr double kMaxRingTransfers = 3e8;
 
 // How many transfers plan_collective builds for these arguments, computed without building them
