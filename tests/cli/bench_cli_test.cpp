@@ -41,16 +41,15 @@ std::string slurp(const std::string& path) {
 
 TEST_CASE("hetsim bench --json reports each scenario's events, times, memory and bare-loop ratio") {
   const Scratch scratch;
-  // The two small scenarios keep the test quick under the sanitizers; replay-16k is the same code.
-  REQUIRE(shell(kHetsim +
-                " bench --json --repeats 1 --scenario replay-1k --scenario flat-ring-128 > " +
+  // The smallest scenario keeps the test quick under the sanitizers; the others run the same
+  // measurement around a bigger replay or a flow collective (tests/sim covers those).
+  REQUIRE(shell(kHetsim + " bench --json --repeats 1 --scenario replay-1k > " +
                 scratch.at("out.json")) == 0);
   const nlohmann::json report = hetsim::test::read_json(scratch.at("out.json"));
   CHECK(report.at("repeats") == 1);
   const nlohmann::json& scenarios = report.at("scenarios");
-  REQUIRE(scenarios.size() == 2);
+  REQUIRE(scenarios.size() == 1);
   CHECK(scenarios[0].at("name") == "replay-1k");
-  CHECK(scenarios[1].at("name") == "flat-ring-128");
   for (const nlohmann::json& s : scenarios) {
     INFO(s.dump());
     for (const char* field : {"events", "wall_s", "events_per_s", "peak_rss_mib", "simulated_s",
