@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "base/error.hpp"
 
@@ -23,15 +24,17 @@ double ring_phase_transfers(double rings, double ring_size, double steps) {
   return ring_size < 2 || steps <= 0 ? 0 : rings * ring_size * steps;
 }
 
-// Appends transfers and remembers, per GPU, its last send and last receive, so that the first
-// transfer of a GPU in the next phase waits for what the GPU already had to do.
+// Appends transfers and ring phases and remembers, per GPU, its last send and last receive, so
+// that the first transfer of a GPU in the next phase waits for what the GPU already had to do.
 class PlanBuilder {
  public:
   explicit PlanBuilder(CollectivePlan& plan) : plan_(plan) {}
 
-  int add(GpuId src, GpuId dst, double bytes, std::vector<TransferDependency> after) {
+  std::uint64_t add(GpuId src, GpuId dst, double bytes, std::vector<TransferDependency> after) {
+    // Stored transfers take the ids before every ring phase's (CollectivePlan).
+    if (!plan_.ring_phases.empty()) throw std::logic_error("collective plan: a stored transfer after a ring phase");
     plan_.transfers.push_back(Transfer{src, dst, bytes, std::move(after)});
-    const int id = static_cast<int>(plan_.transfers.size()) - 1;
+    const std::uint64_t id = plan_.transfers.size() - 1;
     last_send_[src] = id;
     last_recv_[dst] = id;
     return id;
@@ -45,36 +48,33 @@ class PlanBuilder {
     return after;
   }
 
-  // `steps` ring steps of `bytes` each on every ring of `rings`, which run at the same time: in
-  // step k every GPU sends to its successor what it received from its predecessor in step k-1
-  // (reduce-scatter and all-gather move alike).
+  // `steps` ring steps of `bytes` each on every ring of `rings` (RingPhase); rings of fewer than
+  // two GPUs, or no steps, move nothing.
   void ring_phase(const std::vector<std::vector<GpuId>>& rings, int steps, double bytes) {
+    const std::size_t n = rings.empty() ? 0 : rings.front().size();
+    if (n < 2 || steps <= 0) return;
+    RingPhase phase;
+    phase.first_id = plan_.transfer_count();
+    phase.rings = rings;
+    phase.steps = steps;
+    phase.bytes = bytes;
     // What each GPU waits for before its first step, taken before this phase adds anything.
-    std::vector<std::vector<std::vector<TransferDependency>>> first;
     for (const auto& ring : rings) {
-      first.emplace_back();
-      for (GpuId gpu : ring) first.back().push_back(ready(gpu));
+      if (ring.size() != n) throw std::logic_error("collective plan: rings of one phase differ in size");
+      phase.first_after.emplace_back();
+      for (GpuId gpu : ring) phase.first_after.back().push_back(ready(gpu));
     }
+    // Every GPU sends and receives in the last step; the last ring holding it has the final say,
+    // as its transfers come last in id order.
+    const auto last_step = static_cast<std::uint64_t>(steps - 1);
     for (std::size_t r = 0; r < rings.size(); ++r) {
-      const std::vector<GpuId>& ring = rings[r];
-      const std::size_t n = ring.size();
-      if (n < 2 || steps <= 0) continue;
-      std::vector<int> received(n, -1);
-      std::vector<int> sent(n, -1);
-      std::vector<int> ids(n);
-      for (int k = 0; k < steps; ++k) {
-        for (std::size_t i = 0; i < n; ++i) {
-          std::vector<TransferDependency> after =
-              k == 0 ? first[r][i]
-                     : std::vector<TransferDependency>{{received[i], false}, {sent[i], true}};
-          ids[i] = add(ring[i], ring[(i + 1) % n], bytes, std::move(after));
-        }
-        for (std::size_t i = 0; i < n; ++i) {
-          sent[i] = ids[i];
-          received[(i + 1) % n] = ids[i];
-        }
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t id = phase.first_id + (r * static_cast<std::uint64_t>(steps) + last_step) * n + i;
+        last_send_[rings[r][i]] = id;
+        last_recv_[rings[r][(i + 1) % n]] = id;
       }
     }
+    plan_.ring_phases.push_back(std::move(phase));
   }
 
   // A chain from ring[0] through the others, `bytes` cut into pipelined chunks.
@@ -82,11 +82,11 @@ class PlanBuilder {
     const int chunks = pipeline_chunks(bytes);
     const double chunk = bytes / chunks;
     const std::size_t hops = ring.size() - 1;
-    std::vector<int> previous(hops, -1);  // hop j's transfer of the previous chunk
+    std::vector<std::uint64_t> previous(hops, 0);  // hop j's transfer of the previous chunk
     std::vector<std::vector<TransferDependency>> first(hops);
     for (std::size_t j = 0; j < hops; ++j) first[j] = ready(ring[j]);
     for (int c = 0; c < chunks; ++c) {
-      std::vector<int> current(hops);
+      std::vector<std::uint64_t> current(hops);
       for (std::size_t j = 0; j < hops; ++j) {
         std::vector<TransferDependency> after =
             c == 0 ? first[j] : std::vector<TransferDependency>{{previous[j], true}};
@@ -114,9 +114,10 @@ class PlanBuilder {
       for (int child : children[top_down[i]]) top_down.push_back(child);
     const int chunks = pipeline_chunks(bytes);
     const double chunk = bytes / chunks;
-    std::vector<int> up(n, -1), down(n, -1);  // the previous chunk's transfer into/out of p
+    // The previous chunk's transfer into/out of each position (read for chunks after the first).
+    std::vector<std::uint64_t> up(n, 0), down(n, 0);
     for (int c = 0; c < chunks; ++c) {
-      std::vector<int> up_now(n, -1), down_now(n, -1);
+      std::vector<std::uint64_t> up_now(n, 0), down_now(n, 0);
       for (auto it = top_down.rbegin(); it != top_down.rend(); ++it) {
         const int p = *it;
         if (p == root) continue;
@@ -147,8 +148,8 @@ class PlanBuilder {
 
  private:
   CollectivePlan& plan_;
-  std::map<GpuId, int> last_send_;
-  std::map<GpuId, int> last_recv_;
+  std::map<GpuId, std::uint64_t> last_send_;
+  std::map<GpuId, std::uint64_t> last_recv_;
 };
 
 // Fills parent[] for positions lo..hi under `up`; returns the subtree's depth in edges (-1 when
@@ -234,6 +235,17 @@ std::vector<std::vector<GpuId>> ring_channels(const Cluster& cluster, const std:
   return channels;
 }
 
+std::uint64_t RingPhase::transfer_count() const {
+  const std::uint64_t n = rings.empty() ? 0 : rings.front().size();
+  return rings.size() * n * static_cast<std::uint64_t>(std::max(steps, 0));
+}
+
+std::uint64_t CollectivePlan::transfer_count() const {
+  std::uint64_t count = transfers.size();
+  for (const RingPhase& phase : ring_phases) count += phase.transfer_count();
+  return count;
+}
+
 double planned_transfer_count(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
                               const std::vector<GpuId>& gpus, double bytes) {
   const double n = static_cast<double>(gpus.size());
@@ -262,7 +274,18 @@ CollectivePlan plan_collective(const Cluster& cluster, CollectiveOp op, Collecti
                                const std::vector<GpuId>& gpus, double bytes) {
   check_collective(cluster, op, algo, gpus, bytes);
   const double transfers = planned_transfer_count(cluster, op, algo, gpus, bytes);
-  if (transfers > kMaxFlowTransfers)
+  // Ring reduce-scatter, all-gather and all-reduce, flat or hierarchical, are ring phases.
+  const bool ring_phases = algo == CollectiveAlgo::kHierarchical ||
+                           (algo == CollectiveAlgo::kRing &&
+                            (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+                             op == CollectiveOp::kAllGather));
+  if (ring_phases && transfers > kMaxRingTransfers)
+    throw Error(fmt::format(
+        "{} {} over {} GPUs is {:.0f} point-to-point transfers; the flow simulation takes at most "
+        "{:.0f} ring transfers (several minutes); give fewer GPUs, --algo hierarchical, or --alpha-beta "
+        "for the closed form",
+        to_string(op), to_string(algo), gpus.size(), transfers, kMaxRingTransfers));
+  if (!ring_phases && transfers > kMaxFlowTransfers)
     throw Error(fmt::format(
         "{} {} over {} GPUs is {:.0f} point-to-point transfers; the flow simulation takes at most "
         "{:.0f} (about 1 GiB of memory); give fewer GPUs, --algo hierarchical, or --alpha-beta for "

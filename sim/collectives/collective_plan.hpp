@@ -12,6 +12,7 @@
 //   hierarchical  all-reduce = ring reduce-scatter inside each node, ring all-reduce of S/g
 //                 across nodes among GPUs of the same local index, ring all-gather inside each
 //                 node (g GPUs per node); reduce-scatter and all-gather use the matching halves.
+#include <cstdint>
 #include <vector>
 
 #include "sim/collectives/collective.hpp"
@@ -22,7 +23,7 @@ namespace hetsim {
 // A dependency: transfer `transfer` delivered (its last byte arrived) or only drained (its last
 // byte left the sender, so the sender's links are free for its next message).
 struct TransferDependency {
-  int transfer = 0;
+  std::uint64_t transfer = 0;
   bool drained_only = false;
 };
 
@@ -33,8 +34,28 @@ struct Transfer {
   std::vector<TransferDependency> after;
 };
 
+// `steps` ring steps on each of `rings` (all of one size n), which run at the same time: in step
+// k every GPU sends `bytes` to its successor, what it received from its predecessor in step k-1
+// (reduce-scatter and all-gather move alike). Its transfers are not stored, since a flat ring
+// over thousands of GPUs has hundreds of millions of them: transfer (r, k, i), from rings[r][i]
+// to rings[r][(i+1) % n], has id first_id + (r * steps + k) * n + i and waits for (r, k-1, i-1)
+// delivered and (r, k-1, i) drained; in step 0 for first_after[r][i] (transfers of earlier
+// phases, what the GPU already had to do).
+struct RingPhase {
+  std::uint64_t first_id = 0;
+  std::vector<std::vector<GpuId>> rings;
+  int steps = 0;
+  double bytes = 0;
+  std::vector<std::vector<std::vector<TransferDependency>>> first_after;  // by ring, position
+  std::uint64_t transfer_count() const;
+};
+
+// Stored transfers have ids 0 .. transfers.size()-1; ring phases follow them, in order (their
+// first_id counts on from there), and never precede a stored transfer.
 struct CollectivePlan {
   std::vector<Transfer> transfers;
+  std::vector<RingPhase> ring_phases;
+  std::uint64_t transfer_count() const;
 };
 
 // Pipelined algorithms (tree, broadcast) cut the message into chunks of one NCCL buffer:
@@ -44,12 +65,19 @@ struct CollectivePlan {
 inline constexpr double kPipelineChunkBytes = 4.0 * 1024 * 1024;
 inline constexpr int kMaxPipelineChunks = 64;
 
-// The most transfers a flow simulation is built for. Each costs about 210 bytes across the plan,
-// its dependency lists and the network's flow state (measured with `hetsim collective --cluster
-// topologies/clusters/dgx-h100-2048node.json --gpus 256`: 1,044,480 transfers, 215 MiB peak
-// resident), so the bound keeps the process under 1 GiB and well under a minute (a 512-GPU ring
-// all-reduce, 4.2 million transfers, still runs); beyond it the alpha-beta closed form answers.
+// The most stored transfers a flow simulation is built for (trees, broadcasts, all-to-all,
+// sends). Each costs about 210 bytes across the plan, its dependency lists and the network's
+// flow state (measured with `hetsim collective --cluster topologies/clusters/dgx-h100-2048node.json
+// --gpus 256` when ring transfers were stored too: 1,044,480 transfers, 215 MiB peak resident),
+// so the bound keeps the process under 1 GiB; beyond it the alpha-beta closed form answers.
 inline constexpr double kMaxFlowTransfers = 5e6;
+
+// The most transfers of ring phases. They are generated as their steps start, so memory grows
+// with the rings' GPUs, not with the transfers (a 4,096-GPU flat ring all-reduce on one channel,
+// 33.5 million transfers, peaks at 30 MiB and takes 25-33 s: BENCHMARKS.md); the bound is one of
+// time, about nine times that: several minutes. The 4,096-GPU ring on a DGX H100's 8 channels
+// (268 million transfers) is within it.
+inline constexpr double kMaxRingTransfers = 3e8;
 
 // How many transfers plan_collective builds for these arguments, computed without building them
 // (after check_collective has accepted them).
@@ -60,7 +88,8 @@ double planned_transfer_count(const Cluster& cluster, CollectiveOp op, Collectiv
 // of a broadcast and the sender of a send) for a message of `bytes` as nccl-tests sizes it
 // (collective.hpp). Throws Error for a combination that does not exist (tree only does
 // all-reduce, as in NCCL; hierarchical needs the same number of the group's GPUs in every node)
-// and, before allocating anything, for a plan of more than kMaxFlowTransfers transfers.
+// and, before allocating anything, for a plan of more than kMaxFlowTransfers stored transfers or
+// kMaxRingTransfers ring-phase transfers.
 CollectivePlan plan_collective(const Cluster& cluster, CollectiveOp op, CollectiveAlgo algo,
                                const std::vector<GpuId>& gpus, double bytes);
 

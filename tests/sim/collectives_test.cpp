@@ -228,21 +228,26 @@ TEST_CASE("the transfer count is known before a plan is built, and a plan too bi
     CAPTURE(to_string(k.algo));
     const std::vector<GpuId> gpus = first_gpus(k.gpus);
     CHECK(planned_transfer_count(c, k.op, k.algo, gpus, k.bytes) ==
-          static_cast<double>(plan_collective(c, k.op, k.algo, gpus, k.bytes).transfers.size()));
+          static_cast<double>(plan_collective(c, k.op, k.algo, gpus, k.bytes).transfer_count()));
   }
   // 4 nodes of 8: a flat ring all-reduce is 8 channels x 32 GPUs x 62 steps = 15,872 transfers, an
-  // all-to-all 32 x 31; the bound keeps 16,384 GPUs (8 x 16,384 x 32,766) from being allocated.
+  // all-to-all 32 x 31; the bounds refuse 16,384 GPUs in a ring (8 x 16,384 x 32,766 transfers:
+  // hours) and a 4,096-GPU all-to-all (16.8 million stored transfers: gigabytes).
   CHECK(planned_transfer_count(c, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, first_gpus(32), 1) == 15872);
   const Cluster big = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/topologies/clusters/dgx-h100-2048node.json",
                                    {"h100-sxm"});
   CHECK_THROWS_WITH_AS(
       plan_collective(big, CollectiveOp::kAllReduce, CollectiveAlgo::kRing, first_gpus(16384), kGiB),
       "all-reduce ring over 16384 GPUs is 4294705152 point-to-point transfers; the flow simulation "
+      "takes at most 300000000 ring transfers (several minutes); give fewer GPUs, --algo hierarchical, "
+      "or --alpha-beta for the closed form",
+      Error);
+  CHECK_THROWS_WITH_AS(
+      plan_collective(big, CollectiveOp::kAllToAll, CollectiveAlgo::kRing, first_gpus(4096), kGiB),
+      "all-to-all ring over 4096 GPUs is 16773120 point-to-point transfers; the flow simulation "
       "takes at most 5000000 (about 1 GiB of memory); give fewer GPUs, --algo hierarchical, or "
       "--alpha-beta for the closed form",
       Error);
-  CHECK_THROWS_AS(plan_collective(big, CollectiveOp::kAllToAll, CollectiveAlgo::kRing, first_gpus(4096), kGiB),
-                  Error);
 }
 
 TEST_CASE("binary trees are balanced") {

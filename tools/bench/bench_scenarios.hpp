@@ -1,0 +1,87 @@
+#pragma once
+// The benchmark scenarios shared by `hetsim bench` and the bench_replay program: replays of one
+// training iteration on scaled DGX H100 clusters, a flow-simulated ring all-reduce, and a bare
+// binary-heap loop (the engine's events with no model behind them) to compare their event rates
+// against. Each scenario is timed over repeats (median wall time) with its own peak resident
+// memory.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/gpu_catalog.hpp"
+#include "sim/training_run.hpp"
+
+namespace hetsim::bench {
+
+// What one repeat of a scenario did.
+struct ScenarioRun {
+  std::uint64_t events = 0;
+  double simulated_s = 0;   // iteration or collective time, for a reader to recognise the case
+  std::size_t pending = 1;  // event population the bare loop compares against (see bare_heap_loop)
+};
+
+struct Scenario {
+  std::string name;         // short, for --scenario
+  std::string description;  // one line: what is simulated
+  std::function<ScenarioRun()> run;
+};
+
+// A copy of the shipped 128-node DGX H100 cluster with `nodes` nodes, written to a temporary file
+// (the loader reads files) and removed with this object.
+class ScaledCluster {
+ public:
+  ScaledCluster(const std::string& data_dir, int nodes);
+  ~ScaledCluster();
+  ScaledCluster(const ScaledCluster&) = delete;
+  ScaledCluster& operator=(const ScaledCluster&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Megatron-style options with micro-batch 1, sequence parallelism and the distributed optimizer;
+// first/last_layers 0 = the even split.
+RunOptions replay_plan(int tp, int pp, int gbs, int seq, int first_layers, int last_layers);
+
+// One whole replay (cluster load, plan checks, costing, replay) of `model` (relative to the data
+// directory) on the cluster file `cluster_file`; the GPU catalog is loaded once, beforehand.
+ScenarioRun replay_once(const GpuCatalog& catalog, const std::string& cluster_file,
+                        const std::string& model, const RunOptions& options);
+
+// The scenarios of `hetsim bench` on the shipped clusters under `data_dir`; they share `catalog`,
+// which must outlive them.
+std::vector<Scenario> standard_scenarios(const std::string& data_dir, const GpuCatalog& catalog);
+
+// The engine's events in a bare binary heap (std::priority_queue, the engine's (time, sequence)
+// order) with no model behind them: `pending` events are queued, then `events` times the earliest
+// is popped and one is pushed a pseudo-random delay (uniform in [0, 1) ms, mt19937_64 seeded
+// constantly) after it, so the heap holds `pending` events throughout, as a simulation whose
+// population stays level does. Returns the time of the last event popped.
+double bare_heap_loop(std::uint64_t events, std::size_t pending);
+
+// Peak resident memory: reset_peak_rss() starts a new high-water mark where the kernel allows it
+// (/proc/self/clear_refs); peak_rss_mib() reads it (VmHWM), falling back to getrusage's
+// process-wide maximum. Returns whether the reset took effect.
+bool reset_peak_rss();
+double peak_rss_mib();
+
+struct Measurement {
+  std::string name;
+  std::string description;
+  std::uint64_t events = 0;
+  double wall_s = 0;  // median of the repeats
+  double events_per_s = 0;
+  double peak_rss_mib = 0;
+  double simulated_s = 0;
+  double bare_loop_wall_s = 0;  // median, same event count and population
+  double bare_loop_events_per_s = 0;
+  double ratio_to_bare_loop = 0;  // events_per_s / bare_loop_events_per_s
+};
+
+// Runs `scenario` `repeats` times and the bare loop as many times with its event count.
+Measurement measure(const Scenario& scenario, int repeats);
+
+}  // namespace hetsim::bench
