@@ -1,0 +1,236 @@
+#include "sim/serving/serving_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "base/error.hpp"
+#include "models/calibration/profile.hpp"
+#include "sim/engine.hpp"
+
+namespace hetsim::serving {
+
+namespace {
+
+enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1 };
+
+struct Replica {
+  std::unique_ptr<ReplicaCost> cost;
+  std::unique_ptr<ReplicaScheduler> scheduler;
+  Step step;
+  bool busy = false;
+  double accounted_s = 0;  // block_seconds is integrated up to here
+};
+
+class ServingReplay : public EventHandler {
+ public:
+  ServingReplay(const std::vector<Request>& requests, std::vector<Replica>& replicas, ServingResult& result,
+                RouterKind router, ServingObserver* observer)
+      : requests_(requests), replicas_(replicas), result_(result), router_(router), observer_(observer),
+        outstanding_(replicas.size(), 0) {}
+
+  void start() {
+    id_ = engine_.add_handler(*this);
+    engine_.schedule(requests_.front().arrival_s, id_, kArrival, 0);
+    engine_.run();
+    result_.events = static_cast<long>(engine_.events_processed());
+  }
+
+  void handle(const Event& event) override {
+    if (event.kind == kArrival) {
+      arrive(event.payload);
+    } else {
+      finish_step(static_cast<int>(event.payload));
+    }
+  }
+
+ private:
+  void account(int r) {
+    Replica& rep = replicas_[r];
+    ReplicaStats& stats = result_.replicas[r];
+    const double now = engine_.now();
+    stats.block_seconds += static_cast<double>(rep.scheduler->used_blocks()) * (now - rep.accounted_s);
+    rep.accounted_s = now;
+  }
+
+  void arrive(std::uint64_t index) {
+    const Request& req = requests_[index];
+    for (std::size_t r = 0; r < replicas_.size(); ++r) outstanding_[r] = replicas_[r].scheduler->outstanding();
+    const int r = router_.pick(outstanding_);
+    RequestOutcome& out = result_.requests[index];
+    out.arrival_s = req.arrival_s;
+    out.prompt_tokens = req.prompt_tokens;
+    out.output_tokens = req.output_tokens;
+    out.replica = r;
+    out.first_token_s = -1;
+    out.finish_s = -1;
+    ++result_.replicas[r].requests;
+    replicas_[r].scheduler->enqueue(static_cast<int>(index), req.prompt_tokens, req.output_tokens);
+    if (index + 1 < requests_.size())
+      engine_.schedule(requests_[index + 1].arrival_s - engine_.now(), id_, kArrival, index + 1);
+    if (!replicas_[r].busy) start_step(r);
+  }
+
+  void start_step(int r) {
+    Replica& rep = replicas_[r];
+    account(r);
+    if (!rep.scheduler->plan(rep.step)) return;
+    ReplicaStats& stats = result_.replicas[r];
+    stats.peak_blocks_used = std::max(stats.peak_blocks_used, rep.scheduler->used_blocks());
+    const int pp = rep.cost->pp();
+    stage_start_.assign(pp, 0);
+    stage_s_.assign(pp, 0);
+    double t = 0;
+    for (int s = 0; s < pp; ++s) {
+      stage_start_[s] = engine_.now() + t;
+      stage_s_[s] = rep.cost->stage_seconds(s, rep.step.work);
+      stats.stage_busy_s[s] += stage_s_[s];
+      t += stage_s_[s] + rep.cost->transfer_seconds(s, rep.step.work);
+    }
+    if (observer_ != nullptr) observer_->iteration(r, stage_start_, stage_s_, rep.step);
+    rep.busy = true;
+    stats.busy_s += t;
+    ++stats.iterations;
+    engine_.schedule(t, id_, kStepDone, static_cast<std::uint64_t>(r));
+  }
+
+  void finish_step(int r) {
+    Replica& rep = replicas_[r];
+    account(r);
+    rep.scheduler->complete(rep.step, outcome_);
+    const double now = engine_.now();
+    for (const int request : outcome_.first_tokens) result_.requests[request].first_token_s = now;
+    for (const int request : outcome_.finished) result_.requests[request].finish_s = now;
+    rep.busy = false;
+    start_step(r);
+  }
+
+  Engine engine_;
+  std::uint32_t id_ = 0;
+  const std::vector<Request>& requests_;
+  std::vector<Replica>& replicas_;
+  ServingResult& result_;
+  Router router_;
+  ServingObserver* observer_;
+  std::vector<int> outstanding_;
+  StepOutcome outcome_;
+  std::vector<double> stage_start_, stage_s_;
+};
+
+}  // namespace
+
+ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog,
+                               const TransformerConfig& model, const std::vector<Request>& requests,
+                               const ServingOptions& options, ServingObserver* observer) {
+  if (requests.empty()) throw PlanError("serve: no requests to serve");
+  if (options.tp < 1 || options.pp < 1)
+    throw PlanError(fmt::format("serve: tp {} and pp {} must be at least 1", options.tp, options.pp));
+  if (options.block_tokens < 1 || options.max_num_seqs < 1)
+    throw PlanError("serve: --block-tokens and --max-num-seqs must be at least 1");
+  if (!(options.gpu_memory_utilization > 0 && options.gpu_memory_utilization <= 1))
+    throw PlanError(fmt::format("serve: --gpu-memory-utilization {} must be in (0, 1]",
+                                options.gpu_memory_utilization));
+  const int per_replica = options.tp * options.pp;
+  const int fit = cluster.gpu_count() / per_replica;
+  const int replicas = options.replicas > 0 ? options.replicas : fit;
+  if (replicas < 1 || replicas > fit)
+    throw PlanError(fmt::format("serve: {} replicas of tp {} x pp {} need {} GPUs; cluster {} has {}",
+                                std::max(replicas, 1), options.tp, options.pp, std::max(replicas, 1) * per_replica,
+                                cluster.name(), cluster.gpu_count()));
+  long longest = 0;
+  for (const Request& r : requests) longest = std::max<long>(longest, r.prompt_tokens + r.output_tokens - 1L);
+
+  ServingResult result;
+  result.max_batched_tokens = options.max_batched_tokens > 0 ? options.max_batched_tokens
+                              : options.scheduler == SchedulerKind::kSarathi
+                                  ? kSarathiTokenBudget
+                                  : std::max(kVllmMinBatchedTokens, longest);
+  if (options.scheduler != SchedulerKind::kSarathi && longest > result.max_batched_tokens)
+    throw PlanError(fmt::format("serve: a request of {} tokens (prompt + output - 1) exceeds --max-batched-tokens {}; "
+                                "{} prefills a prompt whole",
+                                longest, result.max_batched_tokens, to_string(options.scheduler)));
+
+  KvCacheLimits kv_limits;
+  kv_limits.block_tokens = options.block_tokens;
+  kv_limits.gpu_memory_utilization = options.gpu_memory_utilization;
+  kv_limits.max_batched_tokens = result.max_batched_tokens;
+  kv_limits.max_num_seqs = options.max_num_seqs;
+
+  std::map<std::string, calibration::Profile> profiles;
+  std::vector<Replica> reps(replicas);
+  result.replicas.resize(replicas);
+  for (int r = 0; r < replicas; ++r) {
+    ReplicaStats& stats = result.replicas[r];
+    std::vector<StageHardware> stages(options.pp);
+    long blocks = -1;
+    for (int s = 0; s < options.pp; ++s) {
+      const GpuId first = r * per_replica + s * options.tp;
+      for (int g = first; g < first + options.tp; ++g) {
+        stats.gpus.push_back(g);
+        if (cluster.gpu(g).gpu_type != cluster.gpu(first).gpu_type)
+          throw PlanError(fmt::format("serve: replica {} stage {} mixes GPU types {} and {} in one tensor-parallel group",
+                                      r, s, cluster.gpu(first).gpu_type, cluster.gpu(g).gpu_type));
+      }
+      StageHardware& hw = stages[s];
+      hw.gpu = &catalog.at(cluster.gpu(first).gpu_type);
+      const std::string& profile = cluster.gpu(first).profile;
+      if (!profile.empty()) {
+        auto it = profiles.find(profile);
+        if (it == profiles.end()) it = profiles.emplace(profile, calibration::Profile::load(profile)).first;
+        hw.profile = &it->second;
+      }
+      hw.tp_links = {cluster.intra_node_bandwidth_bytes_per_s(first), cluster.intra_node_latency_s(first)};
+      if (s + 1 < options.pp) {
+        const GpuId next = first + options.tp;
+        hw.next_latency_s = cluster.route_latency_s(first, next);
+        hw.next_bandwidth_bytes_per_s = cluster.route_bottleneck_bandwidth_bytes_per_s(first, next);
+      }
+      stats.stage_gpu_types.push_back(hw.gpu->key);
+    }
+    reps[r].cost = std::make_unique<ReplicaCost>(model, options.dtype, options.tp, stages);
+    for (int s = 0; s < options.pp; ++s) {
+      const KvCacheBudget budget = kv_cache_budget(model, options.dtype, options.tp, reps[r].cost->stage_layers(s),
+                                                   s == 0, s == options.pp - 1, *stages[s].gpu, kv_limits);
+      stats.stage_layers.push_back(reps[r].cost->stage_layers(s));
+      if (blocks < 0 || budget.blocks < blocks) {
+        blocks = budget.blocks;
+        stats.tightest_stage = budget;
+      }
+    }
+    stats.kv_blocks = blocks;
+    stats.stage_busy_s.assign(options.pp, 0);
+    if (blocks_for(longest, options.block_tokens) > blocks)
+      throw PlanError(fmt::format("serve: a request of {} tokens needs {} KV-cache blocks; replica {} holds {}",
+                                  longest, blocks_for(longest, options.block_tokens), r, blocks));
+    SchedulerLimits limits;
+    limits.max_num_seqs = options.max_num_seqs;
+    limits.max_batched_tokens = result.max_batched_tokens;
+    limits.block_tokens = options.block_tokens;
+    limits.num_blocks = blocks;
+    reps[r].scheduler = std::make_unique<ReplicaScheduler>(options.scheduler, limits);
+  }
+
+  result.requests.resize(requests.size());
+  ServingReplay replay(requests, reps, result, options.router, observer);
+  replay.start();
+
+  double last = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const RequestOutcome& out = result.requests[i];
+    if (out.first_token_s < 0 || out.finish_s < 0)
+      throw SimulationError(fmt::format("serve: request {} did not finish (arrived {} s)", i, out.arrival_s));
+    last = std::max(last, out.finish_s);
+  }
+  for (int r = 0; r < replicas; ++r) {
+    result.replicas[r].preemptions = reps[r].scheduler->preemptions();
+    if (reps[r].scheduler->used_blocks() != 0 || reps[r].scheduler->outstanding() != 0)
+      throw SimulationError(fmt::format("serve: replica {} ended holding {} blocks and {} requests", r,
+                                        reps[r].scheduler->used_blocks(), reps[r].scheduler->outstanding()));
+  }
+  result.makespan_s = last - requests.front().arrival_s;
+  return result;
+}
+
+}  // namespace hetsim::serving
