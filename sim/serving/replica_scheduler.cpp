@@ -155,17 +155,24 @@ void ReplicaScheduler::plan_orca(Step& step) {
 }
 
 bool ReplicaScheduler::plan(Step& step) {
-  step.entries.clear();
-  step.work = IterationWork{};
+  long preempted_before = preemptions_;
   for (;;) {
+    step.entries.clear();
+    step.work = IterationWork{};
     switch (kind_) {
       case SchedulerKind::kVllm: plan_vllm(step); break;
       case SchedulerKind::kSarathi: plan_sarathi(step); break;
       case SchedulerKind::kOrca: plan_orca(step); break;
     }
-    if (!step.empty() || running_.empty()) return !step.empty();
-    // Running sequences hold the whole cache and none can grow: the newest gives way.
-    preempt(running_.size() - 1);
+    if (!step.empty()) return true;
+    if (!running_.empty()) {
+      // Running sequences hold the whole cache and none can grow: the newest gives way.
+      preempt(running_.size() - 1);
+    } else if (preemptions_ == preempted_before || waiting_.empty()) {
+      return false;
+    }
+    // Everything running was preempted: plan once more, so the freed cache admits the first in line.
+    preempted_before = preemptions_;
   }
 }
 
