@@ -84,7 +84,7 @@ long ReplicaScheduler::add_decodes(Step& step, bool allocate) {
       }
     }
     if (preempted_self) break;
-    step.entries.push_back({running_[i], 1, false});
+    step.entries.push_back({running_[i], s.request, 1, false});
     step.work.add_decode(s.cached);
     ++tokens;
   }
@@ -108,7 +108,7 @@ void ReplicaScheduler::plan_vllm(Step& step) {
     if (tokens + s.target > limits_.max_batched_tokens) break;
     const int slot = waiting_.front();
     if (!admit_front(blocks_for(s.target, limits_.block_tokens))) break;
-    step.entries.push_back({slot, slots_[slot].target, true});
+    step.entries.push_back({slot, slots_[slot].request, slots_[slot].target, true});
     step.work.add_prefill(slots_[slot].target, 0, true);
     tokens += slots_[slot].target;
   }
@@ -126,7 +126,7 @@ void ReplicaScheduler::plan_sarathi(Step& step) {
     chunk = std::min(chunk, (s.blocks + free_blocks_) * limits_.block_tokens - s.cached);
     if (chunk <= 0) continue;
     grow_to(s, s.cached + chunk);
-    step.entries.push_back({slot, chunk, true});
+    step.entries.push_back({slot, slots_[slot].request, chunk, true});
     step.work.add_prefill(chunk, s.cached, s.cached + chunk == s.target);
     budget -= chunk;
   }
@@ -134,7 +134,7 @@ void ReplicaScheduler::plan_sarathi(Step& step) {
     const int slot = waiting_.front();
     const long chunk = std::min(slots_[slot].target, budget);
     if (!admit_front(blocks_for(chunk, limits_.block_tokens))) break;
-    step.entries.push_back({slot, chunk, true});
+    step.entries.push_back({slot, slots_[slot].request, chunk, true});
     step.work.add_prefill(chunk, 0, chunk == slots_[slot].target);
     budget -= chunk;
   }
@@ -148,7 +148,7 @@ void ReplicaScheduler::plan_orca(Step& step) {
     const Sequence& s = slots_[slot];
     if (tokens + s.target > limits_.max_batched_tokens) break;
     if (!admit_front(blocks_for(s.prompt + s.output - 1, limits_.block_tokens))) break;
-    step.entries.push_back({slot, s.target, true});
+    step.entries.push_back({slot, s.request, s.target, true});
     step.work.add_prefill(s.target, 0, true);
     tokens += s.target;
   }

@@ -39,6 +39,7 @@ struct SchedulerLimits {
 // One sequence's share of an iteration.
 struct StepEntry {
   int slot = 0;          // the sequence (ReplicaScheduler's slot)
+  int request = 0;       // the request it serves
   long tokens = 0;       // tokens computed: a prefill chunk, or 1 for a decode
   bool prefill = false;
 };

@@ -166,7 +166,7 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
     std::vector<StageHardware> stages(options.pp);
     long blocks = -1;
     for (int s = 0; s < options.pp; ++s) {
-      const GpuId first = r * per_replica + s * options.tp;
+      const GpuId first = replica_gpu(r, s, 0, options.tp, options.pp);
       for (int g = first; g < first + options.tp; ++g) {
         stats.gpus.push_back(g);
         if (cluster.gpu(g).gpu_type != cluster.gpu(first).gpu_type)

@@ -18,6 +18,11 @@
 
 namespace hetsim::serving {
 
+// The GPU of tensor-parallel rank `rank` in stage `stage` of replica `replica` (see above).
+inline GpuId replica_gpu(int replica, int stage, int rank, int tp, int pp) {
+  return replica * tp * pp + stage * tp + rank;
+}
+
 struct ServingOptions {
   int tp = 1;
   int pp = 1;
