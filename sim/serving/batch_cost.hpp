@@ -10,9 +10,8 @@
 //  - decode attention (vLLM's paged-attention kernel): one query per sequence against its whole
 //    KV cache, so it reads 2 * keys * kv_heads * head_dim elements for a few FLOPs per byte:
 //    memory-bound on every GPU in the catalog.
-// Each stage's layers run one after another; the stages of a replica run one after another too
-// (one iteration flows through the pipeline before the next is scheduled), each handing its
-// hidden states and residual to the next stage over the cluster route between them.
+// Each stage's layers run one after another; an iteration's micro-batch goes through the stages
+// in turn, each handing its hidden states and residual to the next over the cluster route.
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -67,7 +66,7 @@ class ReplicaCost {
   double stage_seconds(int stage, const IterationWork& work) const;
   // Seconds to hand `work`'s hidden states from `stage` to the next one.
   double transfer_seconds(int stage, const IterationWork& work) const;
-  // Every stage and every hand-over, in order: the iteration's latency on the replica.
+  // Every stage and every hand-over, in order: the iteration's latency on an idle replica.
   double iteration_seconds(const IterationWork& work) const;
 
   // Parts of one layer on `stage`, exposed for the closed-form tests: the ops whose work scales

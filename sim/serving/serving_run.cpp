@@ -16,12 +16,29 @@ namespace {
 
 enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1 };
 
-struct Replica {
-  std::unique_ptr<ReplicaCost> cost;
+// One micro-batch in flight on a replica: vLLM's virtual engine, one per pipeline stage, each
+// scheduling its own sequences in its share of the KV cache.
+struct MicroBatch {
   std::unique_ptr<ReplicaScheduler> scheduler;
   Step step;
   bool busy = false;
-  double accounted_s = 0;  // block_seconds is integrated up to here
+};
+
+struct Replica {
+  std::unique_ptr<ReplicaCost> cost;
+  std::vector<MicroBatch> micro_batches;
+  std::vector<double> stage_free_s;  // when each stage finishes the work handed to it so far
+  double accounted_s = 0;            // block_seconds is integrated up to here
+  long used_blocks() const {
+    long used = 0;
+    for (const MicroBatch& m : micro_batches) used += m.scheduler->used_blocks();
+    return used;
+  }
+  int outstanding() const {
+    int n = 0;
+    for (const MicroBatch& m : micro_batches) n += m.scheduler->outstanding();
+    return n;
+  }
 };
 
 class ServingReplay : public EventHandler {
@@ -42,7 +59,7 @@ class ServingReplay : public EventHandler {
     if (event.kind == kArrival) {
       arrive(event.payload);
     } else {
-      finish_step(static_cast<int>(event.payload));
+      finish_step(static_cast<int>(event.payload >> 32), static_cast<int>(event.payload & 0xffffffffu));
     }
   }
 
@@ -51,13 +68,13 @@ class ServingReplay : public EventHandler {
     Replica& rep = replicas_[r];
     ReplicaStats& stats = result_.replicas[r];
     const double now = engine_.now();
-    stats.block_seconds += static_cast<double>(rep.scheduler->used_blocks()) * (now - rep.accounted_s);
+    stats.block_seconds += static_cast<double>(rep.used_blocks()) * (now - rep.accounted_s);
     rep.accounted_s = now;
   }
 
   void arrive(std::uint64_t index) {
     const Request& req = requests_[index];
-    for (std::size_t r = 0; r < replicas_.size(); ++r) outstanding_[r] = replicas_[r].scheduler->outstanding();
+    for (std::size_t r = 0; r < replicas_.size(); ++r) outstanding_[r] = replicas_[r].outstanding();
     const int r = router_.pick(outstanding_);
     RequestOutcome& out = result_.requests[index];
     out.arrival_s = req.arrival_s;
@@ -67,44 +84,56 @@ class ServingReplay : public EventHandler {
     out.first_token_s = -1;
     out.finish_s = -1;
     ++result_.replicas[r].requests;
-    replicas_[r].scheduler->enqueue(static_cast<int>(index), req.prompt_tokens, req.output_tokens);
+    // Inside the replica, the micro-batch with the fewest unfinished requests takes it (vLLM adds
+    // a request to the virtual engine's scheduler with the fewest unfinished sequences).
+    Replica& rep = replicas_[r];
+    std::size_t m = 0;
+    for (std::size_t i = 1; i < rep.micro_batches.size(); ++i)
+      if (rep.micro_batches[i].scheduler->outstanding() < rep.micro_batches[m].scheduler->outstanding()) m = i;
+    rep.micro_batches[m].scheduler->enqueue(static_cast<int>(index), req.prompt_tokens, req.output_tokens);
     if (index + 1 < requests_.size())
       engine_.schedule(requests_[index + 1].arrival_s - engine_.now(), id_, kArrival, index + 1);
-    if (!replicas_[r].busy) start_step(r);
+    if (!rep.micro_batches[m].busy) start_step(r, static_cast<int>(m));
   }
 
-  void start_step(int r) {
+  // Plans micro-batch m's next iteration and sends it through the stages: each stage takes it
+  // when the stage has finished what came before (first in, first out), so micro-batches overlap
+  // on different stages and a slow stage leaves the others idle (the pipeline's bubbles).
+  void start_step(int r, int m) {
     Replica& rep = replicas_[r];
+    MicroBatch& mb = rep.micro_batches[m];
     account(r);
-    if (!rep.scheduler->plan(rep.step)) return;
+    if (!mb.scheduler->plan(mb.step)) return;
     ReplicaStats& stats = result_.replicas[r];
-    stats.peak_blocks_used = std::max(stats.peak_blocks_used, rep.scheduler->used_blocks());
+    stats.peak_blocks_used = std::max(stats.peak_blocks_used, rep.used_blocks());
     const int pp = rep.cost->pp();
     stage_start_.assign(pp, 0);
     stage_s_.assign(pp, 0);
-    double t = 0;
+    double ready = engine_.now();
     for (int s = 0; s < pp; ++s) {
-      stage_start_[s] = engine_.now() + t;
-      stage_s_[s] = rep.cost->stage_seconds(s, rep.step.work);
+      stage_start_[s] = std::max(ready, rep.stage_free_s[s]);
+      stage_s_[s] = rep.cost->stage_seconds(s, mb.step.work);
+      rep.stage_free_s[s] = stage_start_[s] + stage_s_[s];
       stats.stage_busy_s[s] += stage_s_[s];
-      t += stage_s_[s] + rep.cost->transfer_seconds(s, rep.step.work);
+      ready = rep.stage_free_s[s] + rep.cost->transfer_seconds(s, mb.step.work);
     }
-    if (observer_ != nullptr) observer_->iteration(r, stage_start_, stage_s_, rep.step);
-    rep.busy = true;
-    stats.busy_s += t;
+    if (observer_ != nullptr) observer_->iteration(r, stage_start_, stage_s_, mb.step);
+    mb.busy = true;
+    stats.busy_s += ready - engine_.now();
     ++stats.iterations;
-    engine_.schedule(t, id_, kStepDone, static_cast<std::uint64_t>(r));
+    engine_.schedule(ready - engine_.now(), id_, kStepDone,
+                     (static_cast<std::uint64_t>(r) << 32) | static_cast<std::uint64_t>(m));
   }
 
-  void finish_step(int r) {
-    Replica& rep = replicas_[r];
+  void finish_step(int r, int m) {
+    MicroBatch& mb = replicas_[r].micro_batches[m];
     account(r);
-    rep.scheduler->complete(rep.step, outcome_);
+    mb.scheduler->complete(mb.step, outcome_);
     const double now = engine_.now();
     for (const int request : outcome_.first_tokens) result_.requests[request].first_token_s = now;
     for (const int request : outcome_.finished) result_.requests[request].finish_s = now;
-    rep.busy = false;
-    start_step(r);
+    mb.busy = false;
+    start_step(r, m);
   }
 
   Engine engine_;
@@ -134,6 +163,7 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
                                 options.gpu_memory_utilization));
   const int per_replica = options.tp * options.pp;
   const int fit = cluster.gpu_count() / per_replica;
+  if (options.replicas < 0) throw PlanError(fmt::format("serve: --replicas {} must be 0 (all) or more", options.replicas));
   const int replicas = options.replicas > 0 ? options.replicas : fit;
   if (replicas < 1 || replicas > fit)
     throw PlanError(fmt::format("serve: {} replicas of tp {} x pp {} need {} GPUs; cluster {} has {}",
@@ -201,15 +231,20 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
     }
     stats.kv_blocks = blocks;
     stats.stage_busy_s.assign(options.pp, 0);
-    if (blocks_for(longest, options.block_tokens) > blocks)
-      throw PlanError(fmt::format("serve: a request of {} tokens needs {} KV-cache blocks; replica {} holds {}",
-                                  longest, blocks_for(longest, options.block_tokens), r, blocks));
+    // One micro-batch in flight per stage, each with an equal share of the cache.
+    const long share = blocks / options.pp;
+    if (blocks_for(longest, options.block_tokens) > share)
+      throw PlanError(fmt::format("serve: a request of {} tokens needs {} KV-cache blocks; replica {} holds {} per "
+                                  "micro-batch ({} in all, {} micro-batches)",
+                                  longest, blocks_for(longest, options.block_tokens), r, share, blocks, options.pp));
     SchedulerLimits limits;
     limits.max_num_seqs = options.max_num_seqs;
     limits.max_batched_tokens = result.max_batched_tokens;
     limits.block_tokens = options.block_tokens;
-    limits.num_blocks = blocks;
-    reps[r].scheduler = std::make_unique<ReplicaScheduler>(options.scheduler, limits);
+    limits.num_blocks = share;
+    reps[r].micro_batches.resize(options.pp);
+    for (MicroBatch& mb : reps[r].micro_batches) mb.scheduler = std::make_unique<ReplicaScheduler>(options.scheduler, limits);
+    reps[r].stage_free_s.assign(options.pp, 0);
   }
 
   result.requests.resize(requests.size());
@@ -224,10 +259,10 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
     last = std::max(last, out.finish_s);
   }
   for (int r = 0; r < replicas; ++r) {
-    result.replicas[r].preemptions = reps[r].scheduler->preemptions();
-    if (reps[r].scheduler->used_blocks() != 0 || reps[r].scheduler->outstanding() != 0)
+    for (const MicroBatch& mb : reps[r].micro_batches) result.replicas[r].preemptions += mb.scheduler->preemptions();
+    if (reps[r].used_blocks() != 0 || reps[r].outstanding() != 0)
       throw SimulationError(fmt::format("serve: replica {} ended holding {} blocks and {} requests", r,
-                                        reps[r].scheduler->used_blocks(), reps[r].scheduler->outstanding()));
+                                        reps[r].used_blocks(), reps[r].outstanding()));
   }
   result.makespan_s = last - requests.front().arrival_s;
   return result;

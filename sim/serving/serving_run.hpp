@@ -3,7 +3,10 @@
 // each replica scheduling iterations (replica_scheduler.hpp) costed op by op (batch_cost.hpp),
 // replayed as events on the engine (sim/engine.hpp). Replica r takes the GPUs r*tp*pp up to
 // (r+1)*tp*pp - 1 in cluster order, stage s of it the s-th group of tp; each stage runs on its
-// own GPU type, so a replica may span node types and sites.
+// own GPU type, so a replica may span node types and sites. A replica of pp stages keeps pp
+// micro-batches in flight, as vLLM's pipeline parallelism does (one virtual engine per stage,
+// each scheduling its own requests in an equal share of the KV cache): while one micro-batch
+// runs on stage s, another may run on stage s + 1, and an iteration waits for a busy stage.
 #include <string>
 #include <vector>
 
@@ -59,7 +62,7 @@ struct ReplicaStats {
   long kv_blocks = 0;
   long peak_blocks_used = 0;
   double block_seconds = 0;          // integral of blocks in use over time
-  double busy_s = 0;                 // time some iteration was running
+  double busy_s = 0;                 // iterations' latencies summed (micro-batches may overlap)
   std::vector<double> stage_busy_s;  // per stage: time its GPUs computed
   long iterations = 0;
   long preemptions = 0;

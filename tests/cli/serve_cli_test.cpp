@@ -110,4 +110,8 @@ TEST_CASE("serve refuses bad options with one line naming them") {
   refuse("--tp 16", "replicas of tp 16 x pp 1 need 16 GPUs; cluster dgx-a100-1node has 8");
   refuse("--model " + kRoot + "/models/configs/llama-3-70b.json", "leave no room for the KV cache");
   refuse("--slo-ttft-ms -1", "--slo-ttft-ms: got -1");
+  refuse("--replicas -1", "--replicas -1 must be 0 (all) or more");
+  refuse("--gpu-memory-utilization 1.5", "--gpu-memory-utilization 1.5 must be in (0, 1]");
+  refuse("--requests-csv " + kRoot + "/tests/serving/data/azure_sample.csv --tp 3",
+         "tp 3 must divide the 32 attention heads");
 }
