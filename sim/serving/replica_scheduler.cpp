@@ -26,15 +26,18 @@ SchedulerKind scheduler_from_string(const std::string& text) {
 ReplicaScheduler::ReplicaScheduler(SchedulerKind kind, const SchedulerLimits& limits)
     : kind_(kind), limits_(limits), free_blocks_(limits.num_blocks) {}
 
-void ReplicaScheduler::enqueue(int request, long prompt_tokens, long output_tokens) {
-  int slot = 0;
+int ReplicaScheduler::new_slot() {
   if (free_slots_.empty()) {
-    slot = static_cast<int>(slots_.size());
     slots_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
+    return static_cast<int>(slots_.size() - 1);
   }
+  const int slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void ReplicaScheduler::enqueue(int request, long prompt_tokens, long output_tokens) {
+  const int slot = new_slot();
   Sequence& s = slots_[slot];
   s = Sequence{};
   s.request = request;
@@ -42,6 +45,33 @@ void ReplicaScheduler::enqueue(int request, long prompt_tokens, long output_toke
   s.output = output_tokens;
   s.target = prompt_tokens;
   waiting_.push_back(slot);
+}
+
+void ReplicaScheduler::enqueue_prefilled(int request, long prompt_tokens, long output_tokens) {
+  const int slot = new_slot();
+  Sequence& s = slots_[slot];
+  s = Sequence{};
+  s.request = request;
+  s.prompt = prompt_tokens;
+  s.output = output_tokens;
+  s.target = prompt_tokens;
+  s.cached = prompt_tokens;
+  s.generated = 1;
+  s.in_prefill = false;
+  prefilled_.push_back(slot);
+}
+
+void ReplicaScheduler::admit_prefilled() {
+  while (!prefilled_.empty() && static_cast<int>(running_.size()) < limits_.max_num_seqs) {
+    Sequence& s = slots_[prefilled_.front()];
+    const long tokens = kind_ == SchedulerKind::kOrca ? s.prompt + s.output - 1 : s.cached;
+    const long blocks = blocks_for(tokens, limits_.block_tokens);
+    if (blocks > free_blocks_) return;
+    free_blocks_ -= blocks;
+    s.blocks = blocks;
+    running_.push_back(prefilled_.front());
+    prefilled_.pop_front();
+  }
 }
 
 bool ReplicaScheduler::grow_to(Sequence& s, long tokens) {
@@ -159,6 +189,7 @@ bool ReplicaScheduler::plan(Step& step) {
   for (;;) {
     step.entries.clear();
     step.work = IterationWork{};
+    admit_prefilled();
     switch (kind_) {
       case SchedulerKind::kVllm: plan_vllm(step); break;
       case SchedulerKind::kSarathi: plan_sarathi(step); break;
@@ -168,7 +199,7 @@ bool ReplicaScheduler::plan(Step& step) {
     if (!running_.empty()) {
       // Running sequences hold the whole cache and none can grow: the newest gives way.
       preempt(running_.size() - 1);
-    } else if (preemptions_ == preempted_before || waiting_.empty()) {
+    } else if (preemptions_ == preempted_before || (waiting_.empty() && prefilled_.empty())) {
       return false;
     }
     // Everything running was preempted: plan once more, so the freed cache admits the first in line.

@@ -62,6 +62,10 @@ class ReplicaScheduler {
 
   // A request routed to this replica joins the waiting queue.
   void enqueue(int request, long prompt_tokens, long output_tokens);
+  // A request prefilled elsewhere (disaggregated serving) whose KV cache has arrived: it holds its
+  // prompt's keys and values and its first output token, and joins the running sequences, first
+  // come first served, when the blocks for its prompt (Orca: for all its tokens) are free.
+  void enqueue_prefilled(int request, long prompt_tokens, long output_tokens);
   // Plans the next iteration into `step`, allocating its blocks; false when nothing can run.
   bool plan(Step& step);
   // Applies an iteration planned by plan(): tokens computed and emitted, blocks of finished
@@ -71,7 +75,7 @@ class ReplicaScheduler {
   long used_blocks() const { return limits_.num_blocks - free_blocks_; }
   long preemptions() const { return preemptions_; }
   // Requests routed here and not finished.
-  int outstanding() const { return static_cast<int>(waiting_.size() + running_.size()); }
+  int outstanding() const { return static_cast<int>(waiting_.size() + running_.size() + prefilled_.size()); }
   const SchedulerLimits& limits() const { return limits_; }
 
  private:
@@ -92,6 +96,8 @@ class ReplicaScheduler {
   // back of the running list when none is free. Returns the tokens added.
   long add_decodes(Step& step, bool allocate);
   bool admit_front(long blocks);
+  void admit_prefilled();
+  int new_slot();
   void preempt(std::size_t running_index);
   bool grow_to(Sequence& s, long tokens);
 
@@ -102,6 +108,7 @@ class ReplicaScheduler {
   std::vector<Sequence> slots_;     // sequences by slot; slots are reused through free_slots_
   std::vector<int> free_slots_;
   std::deque<int> waiting_;         // slots, in admission order (preempted ones first)
+  std::deque<int> prefilled_;       // slots whose KV cache arrived from a prefill replica
   std::vector<int> running_;        // slots, in admission order
 };
 

@@ -76,7 +76,8 @@ ServingMetrics serving_metrics(const ServingResult& result, const Cluster& clust
     }
   }
   m.kv_mean_fraction = block_seconds / (blocks * span);
-  m.usd_per_million_output_tokens = m.gpu_usd / output_tokens * 1e6;
+  m.egress_usd = result.kv_transfer_egress_usd;
+  m.usd_per_million_output_tokens = (m.gpu_usd + m.egress_usd) / output_tokens * 1e6;
   m.energy_kwh = joules / 3.6e6;
   m.joules_per_output_token = joules / output_tokens;
   return m;
@@ -118,6 +119,9 @@ nlohmann::json serving_report_json(const ServingResult& result, const ServingMet
           {"tp", c.tp},
           {"pp", c.pp},
           {"replicas", result.replicas.size()},
+          {"prefill_replicas", result.prefill_replicas},
+          {"kv_transfer_bytes", result.kv_transfer_bytes},
+          {"egress_usd", m.egress_usd},
           {"gpus", m.gpus},
           {"max_batched_tokens", result.max_batched_tokens},
           {"requests", m.requests},
@@ -147,6 +151,10 @@ std::string serving_report_table(const ServingResult& result, const ServingMetri
   const auto line = [&out](const std::string& text) { out += text + "\n"; };
   line(fmt::format("serve {} on {}: {} replicas of tp {} x pp {} ({} GPUs), scheduler {}, router {}",
                    c.model_name, c.cluster_file, result.replicas.size(), c.tp, c.pp, m.gpus, c.scheduler, c.router));
+  if (result.prefill_replicas > 0)
+    line(fmt::format("disaggregated: replicas 0-{} prefill, the other {} decode; {:.3f} GB of KV cache sent",
+                     result.prefill_replicas - 1, result.replicas.size() - result.prefill_replicas,
+                     result.kv_transfer_bytes / 1e9));
   line(fmt::format("workload: {}; {} requests over {:.3f} s", c.workload, m.requests, m.makespan_s));
   line(fmt::format("{:<14}{:>12}{:>12}{:>12}{:>12}", "latency (ms)", "p50", "p90", "p99", "mean"));
   for (const auto& [name, p] : {std::pair{"TTFT", m.ttft}, std::pair{"TPOT", m.tpot}, std::pair{"E2E", m.e2e}})
@@ -162,7 +170,8 @@ std::string serving_report_table(const ServingResult& result, const ServingMetri
   for (const ReplicaStats& rep : result.replicas) blocks += rep.kv_blocks;
   line(fmt::format("KV cache       {} blocks in all; peak {:.1f}%, mean {:.1f}% in use; {} preemptions", blocks,
                    100 * m.kv_peak_fraction, 100 * m.kv_mean_fraction, m.preemptions));
-  line(fmt::format("cost           ${:.4f} of GPU time, ${:.3f} per million output tokens", m.gpu_usd,
+  line(fmt::format("cost           ${:.4f} of GPU time{}, ${:.3f} per million output tokens", m.gpu_usd,
+                   m.egress_usd > 0 ? fmt::format(" and ${:.4f} of egress", m.egress_usd) : "",
                    m.usd_per_million_output_tokens));
   line(fmt::format("energy         {:.4f} kWh, {:.3f} J per output token (busy GPUs at board power)", m.energy_kwh,
                    m.joules_per_output_token));

@@ -39,7 +39,8 @@ struct ServingMetrics {
   long preemptions = 0;
   int gpus = 0;
   double gpu_usd = 0;  // GPU-hours of the replicas' GPUs over the makespan at list price
-  double usd_per_million_output_tokens = 0;
+  double egress_usd = 0;  // disaggregated serving: KV caches sent over priced (WAN) links
+  double usd_per_million_output_tokens = 0;  // GPU time and egress
   // Busy GPUs at their board power limit, idle ones at idle power: an upper bound, as `run`'s.
   double energy_kwh = 0;
   double joules_per_output_token = 0;

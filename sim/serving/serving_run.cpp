@@ -14,7 +14,7 @@ namespace hetsim::serving {
 
 namespace {
 
-enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1 };
+enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1, kKvArrived = 2 };
 
 // One micro-batch in flight on a replica: vLLM's virtual engine, one per pipeline stage, each
 // scheduling its own sequences in its share of the KV cache.
@@ -28,6 +28,7 @@ struct Replica {
   std::unique_ptr<ReplicaCost> cost;
   std::vector<MicroBatch> micro_batches;
   std::vector<double> stage_free_s;  // when each stage finishes the work handed to it so far
+  std::vector<double> stage_kv_bytes_per_token;  // per GPU of each stage
   double accounted_s = 0;            // block_seconds is integrated up to here
   long used_blocks() const {
     long used = 0;
@@ -43,10 +44,10 @@ struct Replica {
 
 class ServingReplay : public EventHandler {
  public:
-  ServingReplay(const std::vector<Request>& requests, std::vector<Replica>& replicas, ServingResult& result,
-                RouterKind router, ServingObserver* observer)
-      : requests_(requests), replicas_(replicas), result_(result), router_(router), observer_(observer),
-        outstanding_(replicas.size(), 0) {}
+  ServingReplay(const Cluster& cluster, const std::vector<Request>& requests, std::vector<Replica>& replicas,
+                ServingResult& result, RouterKind router, int prefill_replicas, ServingObserver* observer)
+      : cluster_(cluster), requests_(requests), replicas_(replicas), result_(result), router_(router),
+        decode_router_(router), observer_(observer), prefill_replicas_(prefill_replicas) {}
 
   void start() {
     id_ = engine_.add_handler(*this);
@@ -58,6 +59,9 @@ class ServingReplay : public EventHandler {
   void handle(const Event& event) override {
     if (event.kind == kArrival) {
       arrive(event.payload);
+    } else if (event.kind == kKvArrived) {
+      const int request = static_cast<int>(event.payload);
+      enqueue(result_.requests[request].replica, request, true);
     } else {
       finish_step(static_cast<int>(event.payload >> 32), static_cast<int>(event.payload & 0xffffffffu));
     }
@@ -72,28 +76,68 @@ class ServingReplay : public EventHandler {
     rep.accounted_s = now;
   }
 
+  // The replica `router` picks among replicas first .. first + count - 1.
+  int route(Router& router, int first, int count) {
+    outstanding_.resize(count);
+    for (int i = 0; i < count; ++i) outstanding_[i] = replicas_[first + i].outstanding();
+    return first + router.pick(outstanding_);
+  }
+
   void arrive(std::uint64_t index) {
     const Request& req = requests_[index];
-    for (std::size_t r = 0; r < replicas_.size(); ++r) outstanding_[r] = replicas_[r].outstanding();
-    const int r = router_.pick(outstanding_);
+    const int count = prefill_replicas_ > 0 ? prefill_replicas_ : static_cast<int>(replicas_.size());
+    const int r = route(router_, 0, count);
     RequestOutcome& out = result_.requests[index];
     out.arrival_s = req.arrival_s;
     out.prompt_tokens = req.prompt_tokens;
     out.output_tokens = req.output_tokens;
     out.replica = r;
+    if (prefill_replicas_ > 0) out.prefill_replica = r;
     out.first_token_s = -1;
     out.finish_s = -1;
-    ++result_.replicas[r].requests;
-    // Inside the replica, the micro-batch with the fewest unfinished requests takes it (vLLM adds
-    // a request to the virtual engine's scheduler with the fewest unfinished sequences).
+    if (index + 1 < requests_.size())
+      engine_.schedule(requests_[index + 1].arrival_s - engine_.now(), id_, kArrival, index + 1);
+    enqueue(r, static_cast<int>(index), false);
+  }
+
+  // Inside the replica, the micro-batch with the fewest unfinished requests takes it (vLLM adds
+  // a request to the virtual engine's scheduler with the fewest unfinished sequences).
+  void enqueue(int r, int index, bool prefilled) {
+    const Request& req = requests_[index];
     Replica& rep = replicas_[r];
+    ++result_.replicas[r].requests;
     std::size_t m = 0;
     for (std::size_t i = 1; i < rep.micro_batches.size(); ++i)
       if (rep.micro_batches[i].scheduler->outstanding() < rep.micro_batches[m].scheduler->outstanding()) m = i;
-    rep.micro_batches[m].scheduler->enqueue(static_cast<int>(index), req.prompt_tokens, req.output_tokens);
-    if (index + 1 < requests_.size())
-      engine_.schedule(requests_[index + 1].arrival_s - engine_.now(), id_, kArrival, index + 1);
+    ReplicaScheduler& scheduler = *rep.micro_batches[m].scheduler;
+    if (prefilled) {
+      scheduler.enqueue_prefilled(index, req.prompt_tokens, req.output_tokens);
+    } else {
+      // A prefill replica's work ends with the first token.
+      scheduler.enqueue(index, req.prompt_tokens, prefill_replicas_ > 0 ? 1 : req.output_tokens);
+    }
     if (!rep.micro_batches[m].busy) start_step(r, static_cast<int>(m));
+  }
+
+  // Disaggregated serving: the prompt's KV cache goes from prefill replica p to a decode replica,
+  // each GPU sending its shard to the GPU of the same stage and rank there, all at once: the
+  // slowest pair's route latency plus shard / bottleneck bandwidth (alpha-beta, no contention).
+  void hand_over(int p, int request) {
+    const int d = route(decode_router_, prefill_replicas_, static_cast<int>(replicas_.size()) - prefill_replicas_);
+    const Replica& from = replicas_[p];
+    const std::vector<GpuId>& src = result_.replicas[p].gpus;
+    const std::vector<GpuId>& dst = result_.replicas[d].gpus;
+    const std::size_t tp = src.size() / from.stage_kv_bytes_per_token.size();
+    double seconds = 0;
+    for (std::size_t g = 0; g < src.size(); ++g) {
+      const double bytes = requests_[request].prompt_tokens * from.stage_kv_bytes_per_token[g / tp];
+      seconds = std::max(seconds, cluster_.route_latency_s(src[g], dst[g]) +
+                                      bytes / cluster_.route_bottleneck_bandwidth_bytes_per_s(src[g], dst[g]));
+      result_.kv_transfer_bytes += bytes;
+      result_.kv_transfer_egress_usd += bytes * cluster_.route_egress_usd_per_byte(src[g], dst[g]);
+    }
+    result_.requests[request].replica = d;
+    engine_.schedule(seconds, id_, kKvArrived, static_cast<std::uint64_t>(request));
   }
 
   // Plans micro-batch m's next iteration and sends it through the stages: each stage takes it
@@ -131,18 +175,27 @@ class ServingReplay : public EventHandler {
     mb.scheduler->complete(mb.step, outcome_);
     const double now = engine_.now();
     for (const int request : outcome_.first_tokens) result_.requests[request].first_token_s = now;
-    for (const int request : outcome_.finished) result_.requests[request].finish_s = now;
+    for (const int request : outcome_.finished) {
+      if (r < prefill_replicas_ && requests_[request].output_tokens > 1) {
+        hand_over(r, request);
+      } else {
+        result_.requests[request].finish_s = now;
+      }
+    }
     mb.busy = false;
     start_step(r, m);
   }
 
   Engine engine_;
   std::uint32_t id_ = 0;
+  const Cluster& cluster_;
   const std::vector<Request>& requests_;
   std::vector<Replica>& replicas_;
   ServingResult& result_;
-  Router router_;
+  Router router_;         // to the replicas that prefill (all of them, unless disaggregated)
+  Router decode_router_;  // disaggregated: to the decode replicas
   ServingObserver* observer_;
+  int prefill_replicas_;
   std::vector<int> outstanding_;
   StepOutcome outcome_;
   std::vector<double> stage_start_, stage_s_;
@@ -169,10 +222,14 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
     throw PlanError(fmt::format("serve: {} replicas of tp {} x pp {} need {} GPUs; cluster {} has {}",
                                 std::max(replicas, 1), options.tp, options.pp, std::max(replicas, 1) * per_replica,
                                 cluster.name(), cluster.gpu_count()));
+  if (options.prefill_replicas < 0 || (options.prefill_replicas > 0 && options.prefill_replicas >= replicas))
+    throw PlanError(fmt::format("serve: --prefill-replicas {} must leave at least one of the {} replicas to decode",
+                                options.prefill_replicas, replicas));
   long longest = 0;
   for (const Request& r : requests) longest = std::max<long>(longest, r.prompt_tokens + r.output_tokens - 1L);
 
   ServingResult result;
+  result.prefill_replicas = options.prefill_replicas;
   result.max_batched_tokens = options.max_batched_tokens > 0 ? options.max_batched_tokens
                               : options.scheduler == SchedulerKind::kSarathi
                                   ? kSarathiTokenBudget
@@ -224,6 +281,7 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
       const KvCacheBudget budget = kv_cache_budget(model, options.dtype, options.tp, reps[r].cost->stage_layers(s),
                                                    s == 0, s == options.pp - 1, *stages[s].gpu, kv_limits);
       stats.stage_layers.push_back(reps[r].cost->stage_layers(s));
+      reps[r].stage_kv_bytes_per_token.push_back(budget.kv_bytes_per_token);
       if (blocks < 0 || budget.blocks < blocks) {
         blocks = budget.blocks;
         stats.tightest_stage = budget;
@@ -248,7 +306,7 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
   }
 
   result.requests.resize(requests.size());
-  ServingReplay replay(requests, reps, result, options.router, observer);
+  ServingReplay replay(cluster, requests, reps, result, options.router, options.prefill_replicas, observer);
   replay.start();
 
   double last = 0;

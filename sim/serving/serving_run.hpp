@@ -30,6 +30,10 @@ struct ServingOptions {
   int tp = 1;
   int pp = 1;
   int replicas = 0;  // 0: as many as the cluster's GPUs hold
+  // Disaggregated serving (DistServe, Splitwise): the first `prefill_replicas` replicas only
+  // prefill; each request's KV cache then goes over the cluster routes to one of the others,
+  // which decode. 0: every replica does both.
+  int prefill_replicas = 0;
   Dtype dtype = Dtype::kBf16;
   SchedulerKind scheduler = SchedulerKind::kVllm;
   RouterKind router = RouterKind::kRoundRobin;
@@ -51,7 +55,8 @@ struct RequestOutcome {
   double finish_s = 0;
   int prompt_tokens = 0;
   int output_tokens = 0;
-  int replica = 0;
+  int replica = 0;           // the replica that emitted its last token
+  int prefill_replica = -1;  // disaggregated serving: the replica that prefilled it
 };
 
 struct ReplicaStats {
@@ -75,6 +80,9 @@ struct ServingResult {
   double makespan_s = 0;                 // first arrival to last finish
   long max_batched_tokens = 0;
   long events = 0;
+  int prefill_replicas = 0;
+  double kv_transfer_bytes = 0;       // disaggregated serving: KV caches sent to decode replicas
+  double kv_transfer_egress_usd = 0;  // their price on the links they crossed (WAN egress)
 };
 
 // Subscribes to what the replay reports (the trace writer does).

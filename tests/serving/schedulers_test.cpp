@@ -246,3 +246,31 @@ TEST_CASE("pipeline-parallel replica: micro-batches overlap on the stages, waiti
   CHECK(r.replicas[0].stage_busy_s[0] == doctest::Approx(2 * a0 + 2 * d0).epsilon(kEps));
   CHECK(r.replicas[0].kv_blocks / 2 >= 7);  // each micro-batch holds its share of the blocks
 }
+
+TEST_CASE("disaggregated: the prefill replica emits the first token, the KV cache crosses to a decode replica") {
+  // Replica 0 (GPU 0) prefills, replica 1 (GPU 1) decodes; the prompt's 100 tokens of K and V,
+  // 131,072 bytes each for Llama-3-8B in bf16, go over the NVSwitch route from GPU 0 to GPU 1.
+  const Fixture f;
+  ServingOptions o;
+  o.replicas = 2;
+  o.prefill_replicas = 1;
+  const ServingResult r = simulate_serving(f.cluster, catalog(), f.model, {{0.0, 100, 3}, {0.0, 50, 1}}, o);
+  const double ttft = f.prefill(100, 0, true);
+  const double transfer = f.cluster.route_latency_s(0, 1) +
+                          100 * 131072.0 / f.cluster.route_bottleneck_bandwidth_bytes_per_s(0, 1);
+  const double finish = ttft + transfer + f.decodes({100}) + f.decodes({101});
+  // The first arrival starts replica 0 at once; the second, at the same time but a later event,
+  // prefills next and ends there with its only token.
+  CHECK(r.requests[0].first_token_s == doctest::Approx(ttft).epsilon(kEps));
+  CHECK(r.requests[1].finish_s == doctest::Approx(ttft + f.prefill(50, 0, true)).epsilon(kEps));
+  CHECK(r.requests[1].replica == 0);
+  CHECK(r.requests[0].prefill_replica == 0);
+  CHECK(r.requests[0].replica == 1);
+  CHECK(r.requests[0].finish_s == doctest::Approx(finish).epsilon(kEps));
+  CHECK(r.kv_transfer_bytes == 100 * 131072.0);
+  CHECK(r.kv_transfer_egress_usd == 0.0);
+  o.prefill_replicas = 2;
+  CHECK_THROWS_WITH_AS(simulate_serving(f.cluster, catalog(), f.model, {{0.0, 100, 3}}, o),
+                       doctest::Contains("--prefill-replicas 2 must leave at least one of the 2 replicas to decode"),
+                       PlanError);
+}

@@ -134,6 +134,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--tp,--tensor-model-parallel-size", args->options.tp, "GPUs per stage");
   cmd->add_option("--pp,--pipeline-model-parallel-size", args->options.pp, "stages per replica");
   cmd->add_option("--replicas", args->options.replicas, "replicas (0: as many as the cluster holds)");
+  cmd->add_option("--prefill-replicas", args->options.prefill_replicas,
+                  "disaggregated serving: this many replicas only prefill, the others decode (0: all do both)");
   cmd->add_option("--dtype", args->dtype, "bf16 or fp16");
   cmd->add_option("--scheduler", args->scheduler, "vllm, sarathi (chunked prefill) or orca");
   cmd->add_option("--router", args->router, "round-robin or least-outstanding");
