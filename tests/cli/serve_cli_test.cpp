@@ -90,6 +90,21 @@ TEST_CASE("serve on a heterogeneous three-site cluster: identical runs, valid tr
     CHECK(replica["requests"].get<long>() == 300 / static_cast<long>(read_json(scratch("rr.json"))["replicas"]));
 }
 
+TEST_CASE("serve disaggregated across sites: prefill on dc-a's H100s, KV caches over the WAN to the decoders") {
+  const auto out = scratch("disagg.json");
+  const auto trace = scratch("disagg.trace.json");
+  REQUIRE(shell(kBin + " serve --cluster " + kRoot + "/topologies/clusters/three-site.json --tp 2 --prefill-replicas 8 " +
+                "--rate 20 --requests 200 --prompt-tokens 256 --output-tokens 2:64 --json --trace " + trace.string() +
+                " > " + out.string()) == 0);
+  const auto report = read_json(out);
+  CHECK(report["prefill_replicas"] == 8);
+  // 200 prompts of 256 tokens x 131,072 bytes of K and V per token (Llama-3-8B, bf16).
+  CHECK(report["kv_transfer_bytes"].get<double>() == doctest::Approx(200 * 256 * 131072.0));
+  CHECK(report["egress_usd"].get<double>() > 0);
+  for (int r = 0; r < 8; ++r) CHECK(report["replica_details"][r]["requests"].get<long>() > 0);
+  CHECK(shell(kBin + " validate " + trace.string() + " > /dev/null") == 0);
+}
+
 TEST_CASE("serve refuses bad options with one line naming them") {
   const auto err = scratch("err.txt");
   const auto refuse = [&](const std::string& args, const std::string& expected) {
@@ -110,6 +125,7 @@ TEST_CASE("serve refuses bad options with one line naming them") {
   refuse("--tp 16", "replicas of tp 16 x pp 1 need 16 GPUs; cluster dgx-a100-1node has 8");
   refuse("--model " + kRoot + "/models/configs/llama-3-70b.json", "leave no room for the KV cache");
   refuse("--slo-ttft-ms -1", "--slo-ttft-ms: got -1");
+  refuse("--prefill-replicas 8", "--prefill-replicas 8 must leave at least one of the 8 replicas to decode");
   refuse("--replicas -1", "--replicas -1 must be 0 (all) or more");
   refuse("--gpu-memory-utilization 1.5", "--gpu-memory-utilization 1.5 must be in (0, 1]");
   refuse("--requests-csv " + kRoot + "/tests/serving/data/azure_sample.csv --tp 3",
