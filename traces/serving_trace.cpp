@@ -45,8 +45,11 @@ void ServingTrace::iteration(int replica, const std::vector<double>& stage_start
 }
 
 void ServingTrace::commit(const serving::ServingResult& result) {
+  named_replica_.resize(result.replicas.size(), false);
   for (std::size_t r = 0; r < result.replicas.size(); ++r) {
     const serving::ReplicaStats& rep = result.replicas[r];
+    // A replica the router never used still gets its process, for its GPU tracks' names.
+    if (!named_replica_[r]) writer_.name_process(static_cast<int>(r) + 1, fmt::format("replica {}", r), static_cast<int>(r) + 1);
     for (std::size_t i = 0; i < rep.gpus.size(); ++i) {
       const GpuId g = rep.gpus[i];
       writer_.name_thread(static_cast<int>(r) + 1, g,
