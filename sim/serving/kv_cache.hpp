@@ -1,0 +1,35 @@
+#pragma once
+// KV-cache memory of a serving replica, in paged blocks (vLLM's PagedAttention, Kwon et al.,
+// SOSP'23: 16 tokens per block by default). Each GPU of a stage holds the keys and values of its
+// layers and of its share of the KV heads; what is left of its memory after the weights and the
+// forward pass's workspace holds blocks. A replica has as many blocks as its tightest stage.
+#include "models/gpu_catalog.hpp"
+#include "models/transformer_config.hpp"
+
+namespace hetsim::serving {
+
+struct KvCacheLimits {
+  int block_tokens = 16;               // vLLM's default block size
+  double gpu_memory_utilization = 0.9;  // vLLM's default share of GPU memory it may use
+  long max_batched_tokens = 8192;       // the workspace is sized for the largest iteration
+  int max_num_seqs = 256;               // vLLM's default: sequences per iteration
+};
+
+// One GPU of one stage.
+struct KvCacheBudget {
+  double usable_bytes = 0;          // HBM * gpu_memory_utilization
+  double weights_bytes = 0;         // the stage's layers (and embedding / LM head) / tp
+  double workspace_bytes = 0;       // activations of the largest forward pass, logits
+  double kv_bytes_per_token = 0;    // 2 (K, V) * layers * KV heads per GPU * head_dim * element
+  long blocks = 0;                  // floor((usable - weights - workspace) / (block * per token))
+};
+
+// Throws PlanError naming the GPU when the weights and workspace leave no room for one block.
+KvCacheBudget kv_cache_budget(const TransformerConfig& model, Dtype dtype, int tp, int layers,
+                              bool first_stage, bool last_stage, const GpuSpec& gpu,
+                              const KvCacheLimits& limits);
+
+// Blocks holding `tokens` tokens.
+inline long blocks_for(long tokens, int block_tokens) { return (tokens + block_tokens - 1) / block_tokens; }
+
+}  // namespace hetsim::serving

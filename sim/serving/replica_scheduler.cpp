@@ -1,0 +1,239 @@
+#include "sim/serving/replica_scheduler.hpp"
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "sim/serving/kv_cache.hpp"
+
+namespace hetsim::serving {
+
+const char* to_string(SchedulerKind kind) {
+  switch (kind) {
+    case SchedulerKind::kVllm: return "vllm";
+    case SchedulerKind::kSarathi: return "sarathi";
+    case SchedulerKind::kOrca: return "orca";
+  }
+  return "?";
+}
+
+SchedulerKind scheduler_from_string(const std::string& text) {
+  if (text == "vllm") return SchedulerKind::kVllm;
+  if (text == "sarathi") return SchedulerKind::kSarathi;
+  if (text == "orca") return SchedulerKind::kOrca;
+  throw InputError("command line", "--scheduler", text, "one of vllm, sarathi, orca");
+}
+
+ReplicaScheduler::ReplicaScheduler(SchedulerKind kind, const SchedulerLimits& limits)
+    : kind_(kind), limits_(limits), free_blocks_(limits.num_blocks) {}
+
+int ReplicaScheduler::new_slot() {
+  if (free_slots_.empty()) {
+    slots_.emplace_back();
+    return static_cast<int>(slots_.size() - 1);
+  }
+  const int slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void ReplicaScheduler::enqueue(int request, long prompt_tokens, long output_tokens) {
+  const int slot = new_slot();
+  Sequence& s = slots_[slot];
+  s = Sequence{};
+  s.request = request;
+  s.prompt = prompt_tokens;
+  s.output = output_tokens;
+  s.target = prompt_tokens;
+  waiting_.push_back(slot);
+}
+
+void ReplicaScheduler::enqueue_prefilled(int request, long prompt_tokens, long output_tokens) {
+  const int slot = new_slot();
+  Sequence& s = slots_[slot];
+  s = Sequence{};
+  s.request = request;
+  s.prompt = prompt_tokens;
+  s.output = output_tokens;
+  s.target = prompt_tokens;
+  s.cached = prompt_tokens;
+  s.generated = 1;
+  s.in_prefill = false;
+  prefilled_.push_back(slot);
+}
+
+void ReplicaScheduler::admit_prefilled() {
+  while (!prefilled_.empty() && static_cast<int>(running_.size()) < limits_.max_num_seqs) {
+    Sequence& s = slots_[prefilled_.front()];
+    const long tokens = kind_ == SchedulerKind::kOrca ? s.prompt + s.output - 1 : s.cached;
+    const long blocks = blocks_for(tokens, limits_.block_tokens);
+    if (blocks > free_blocks_) return;
+    free_blocks_ -= blocks;
+    s.blocks = blocks;
+    running_.push_back(prefilled_.front());
+    prefilled_.pop_front();
+  }
+}
+
+bool ReplicaScheduler::grow_to(Sequence& s, long tokens) {
+  const long need = blocks_for(tokens, limits_.block_tokens) - s.blocks;
+  if (need <= 0) return true;
+  if (need > free_blocks_) return false;
+  free_blocks_ -= need;
+  s.blocks += need;
+  return true;
+}
+
+void ReplicaScheduler::preempt(std::size_t running_index) {
+  const int slot = running_[running_index];
+  Sequence& s = slots_[slot];
+  free_blocks_ += s.blocks;
+  s.blocks = 0;
+  s.cached = 0;
+  s.in_prefill = true;
+  // Recompute: the prompt and every token generated so far are prefilled again, which emits the
+  // next token.
+  s.target = s.prompt + s.generated;
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(running_index));
+  waiting_.push_front(slot);
+  ++preemptions_;
+}
+
+long ReplicaScheduler::add_decodes(Step& step, bool allocate) {
+  long tokens = 0;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    Sequence& s = slots_[running_[i]];
+    if (s.in_prefill) continue;
+    bool preempted_self = false;
+    while (allocate && !grow_to(s, s.cached + 1)) {
+      // The newest sequence gives its blocks back; when that is this one, it waits.
+      const std::size_t victim = running_.size() - 1;
+      preempt(victim);
+      if (victim == i) {
+        preempted_self = true;
+        break;
+      }
+    }
+    if (preempted_self) break;
+    step.entries.push_back({running_[i], s.request, 1, false});
+    step.work.add_decode(s.cached);
+    ++tokens;
+  }
+  return tokens;
+}
+
+bool ReplicaScheduler::admit_front(long blocks) {
+  if (blocks > free_blocks_) return false;
+  const int slot = waiting_.front();
+  waiting_.pop_front();
+  free_blocks_ -= blocks;
+  slots_[slot].blocks = blocks;
+  running_.push_back(slot);
+  return true;
+}
+
+void ReplicaScheduler::plan_vllm(Step& step) {
+  long tokens = 0;
+  while (!waiting_.empty() && static_cast<int>(running_.size()) < limits_.max_num_seqs) {
+    const Sequence& s = slots_[waiting_.front()];
+    if (tokens + s.target > limits_.max_batched_tokens) break;
+    const int slot = waiting_.front();
+    if (!admit_front(blocks_for(s.target, limits_.block_tokens))) break;
+    step.entries.push_back({slot, slots_[slot].request, slots_[slot].target, true});
+    step.work.add_prefill(slots_[slot].target, 0, true);
+    tokens += slots_[slot].target;
+  }
+  if (step.empty()) add_decodes(step, true);
+}
+
+void ReplicaScheduler::plan_sarathi(Step& step) {
+  long budget = limits_.max_batched_tokens - add_decodes(step, true);
+  // Prefills in progress, in admission order, then new prompts, chunked to the budget.
+  for (const int slot : running_) {
+    Sequence& s = slots_[slot];
+    if (!s.in_prefill || budget <= 0) continue;
+    long chunk = std::min(s.target - s.cached, budget);
+    // As much of the chunk as the free blocks hold.
+    chunk = std::min(chunk, (s.blocks + free_blocks_) * limits_.block_tokens - s.cached);
+    if (chunk <= 0) continue;
+    grow_to(s, s.cached + chunk);
+    step.entries.push_back({slot, slots_[slot].request, chunk, true});
+    step.work.add_prefill(chunk, s.cached, s.cached + chunk == s.target);
+    budget -= chunk;
+  }
+  while (budget > 0 && !waiting_.empty() && static_cast<int>(running_.size()) < limits_.max_num_seqs) {
+    const int slot = waiting_.front();
+    const long chunk = std::min(slots_[slot].target, budget);
+    if (!admit_front(blocks_for(chunk, limits_.block_tokens))) break;
+    step.entries.push_back({slot, slots_[slot].request, chunk, true});
+    step.work.add_prefill(chunk, 0, chunk == slots_[slot].target);
+    budget -= chunk;
+  }
+}
+
+void ReplicaScheduler::plan_orca(Step& step) {
+  // Blocks were reserved for every output token on admission: decodes never allocate.
+  long tokens = add_decodes(step, false);
+  while (!waiting_.empty() && static_cast<int>(running_.size()) < limits_.max_num_seqs) {
+    const int slot = waiting_.front();
+    const Sequence& s = slots_[slot];
+    if (tokens + s.target > limits_.max_batched_tokens) break;
+    if (!admit_front(blocks_for(s.prompt + s.output - 1, limits_.block_tokens))) break;
+    step.entries.push_back({slot, s.request, s.target, true});
+    step.work.add_prefill(s.target, 0, true);
+    tokens += s.target;
+  }
+}
+
+bool ReplicaScheduler::plan(Step& step) {
+  long preempted_before = preemptions_;
+  for (;;) {
+    step.entries.clear();
+    step.work = IterationWork{};
+    admit_prefilled();
+    switch (kind_) {
+      case SchedulerKind::kVllm: plan_vllm(step); break;
+      case SchedulerKind::kSarathi: plan_sarathi(step); break;
+      case SchedulerKind::kOrca: plan_orca(step); break;
+    }
+    if (!step.empty()) return true;
+    if (!running_.empty()) {
+      // Running sequences hold the whole cache and none can grow: the newest gives way.
+      preempt(running_.size() - 1);
+    } else if (preemptions_ == preempted_before || (waiting_.empty() && prefilled_.empty())) {
+      return false;
+    }
+    // Everything running was preempted: plan once more, so the freed cache admits the first in line.
+    preempted_before = preemptions_;
+  }
+}
+
+void ReplicaScheduler::complete(const Step& step, StepOutcome& outcome) {
+  outcome.first_tokens.clear();
+  outcome.finished.clear();
+  bool any_finished = false;
+  for (const StepEntry& e : step.entries) {
+    Sequence& s = slots_[e.slot];
+    s.cached += e.tokens;
+    if (e.prefill) {
+      if (s.cached < s.target) continue;
+      s.in_prefill = false;
+    }
+    ++s.generated;
+    if (s.generated == 1) outcome.first_tokens.push_back(s.request);
+    if (s.generated == s.output) {
+      outcome.finished.push_back(s.request);
+      free_blocks_ += s.blocks;
+      s.blocks = 0;
+      s.output = -1;  // marks the slot for removal below
+      any_finished = true;
+    }
+  }
+  if (!any_finished) return;
+  std::erase_if(running_, [&](int slot) {
+    if (slots_[slot].output != -1) return false;
+    free_slots_.push_back(slot);
+    return true;
+  });
+}
+
+}  // namespace hetsim::serving

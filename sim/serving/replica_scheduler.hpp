@@ -1,0 +1,115 @@
+#pragma once
+// The iteration-level scheduler of one serving replica: which sequences compute how many tokens
+// in the next iteration, and the KV-cache blocks they hold. Three policies:
+//  - kVllm: vLLM's default scheduler (Kwon et al., SOSP'23) without chunked prefill: waiting
+//    prompts are admitted whole, first come first served, as an iteration of prefills only while
+//    any can be admitted (up to max_batched_tokens, max_num_seqs and the free blocks); otherwise
+//    every running sequence decodes one token. A decode that needs a block when none is free
+//    preempts the most recently admitted sequence, which frees its blocks and is recomputed later
+//    (its prompt and the tokens it generated prefilled again).
+//  - kSarathi: Sarathi-Serve's stall-free batching (Agrawal et al., OSDI'24): each iteration takes
+//    every decode first, then fills a token budget (max_batched_tokens) with chunks of the
+//    prefills in progress and of newly admitted prompts. Preemption as vLLM's.
+//  - kOrca: Orca's iteration-level scheduling (Yu et al., OSDI'22): every iteration decodes all
+//    running sequences and adds the whole prompts of newly admitted ones; a request is admitted
+//    only when the blocks for its prompt and all its output tokens are free, so none is ever
+//    preempted.
+// When a running sequence can make no progress because the cache is full, the most recently
+// admitted one is preempted, so a replica never stalls.
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "sim/serving/batch_cost.hpp"
+
+namespace hetsim::serving {
+
+enum class SchedulerKind { kVllm, kSarathi, kOrca };
+const char* to_string(SchedulerKind kind);
+// Throws InputError (command line, --scheduler) for an unknown name.
+SchedulerKind scheduler_from_string(const std::string& text);
+
+struct SchedulerLimits {
+  int max_num_seqs = 256;         // sequences per iteration (vLLM's default)
+  long max_batched_tokens = 8192;  // tokens per iteration; Sarathi's token budget
+  int block_tokens = 16;          // tokens per KV-cache block
+  long num_blocks = 0;            // KV-cache blocks of the replica
+};
+
+// One sequence's share of an iteration.
+struct StepEntry {
+  int slot = 0;          // the sequence (ReplicaScheduler's slot)
+  int request = 0;       // the request it serves
+  long tokens = 0;       // tokens computed: a prefill chunk, or 1 for a decode
+  bool prefill = false;
+};
+
+struct Step {
+  std::vector<StepEntry> entries;
+  IterationWork work;
+  bool empty() const { return entries.empty(); }
+};
+
+// What a finished iteration produced.
+struct StepOutcome {
+  std::vector<int> first_tokens;  // requests whose first output token came out
+  std::vector<int> finished;      // requests whose last output token came out
+};
+
+class ReplicaScheduler {
+ public:
+  ReplicaScheduler(SchedulerKind kind, const SchedulerLimits& limits);
+
+  // A request routed to this replica joins the waiting queue.
+  void enqueue(int request, long prompt_tokens, long output_tokens);
+  // A request prefilled elsewhere (disaggregated serving) whose KV cache has arrived: it holds its
+  // prompt's keys and values and its first output token, and joins the running sequences, first
+  // come first served, when the blocks for its prompt (Orca: for all its tokens) are free.
+  void enqueue_prefilled(int request, long prompt_tokens, long output_tokens);
+  // Plans the next iteration into `step`, allocating its blocks; false when nothing can run.
+  bool plan(Step& step);
+  // Applies an iteration planned by plan(): tokens computed and emitted, blocks of finished
+  // sequences freed.
+  void complete(const Step& step, StepOutcome& outcome);
+
+  long used_blocks() const { return limits_.num_blocks - free_blocks_; }
+  long preemptions() const { return preemptions_; }
+  // Requests routed here and not finished.
+  int outstanding() const { return static_cast<int>(waiting_.size() + running_.size() + prefilled_.size()); }
+  const SchedulerLimits& limits() const { return limits_; }
+
+ private:
+  struct Sequence {
+    int request = 0;
+    long prompt = 0;
+    long output = 0;
+    long cached = 0;     // tokens whose K and V are in the cache
+    long generated = 0;  // output tokens emitted
+    long target = 0;     // tokens the current prefill must cache: prompt + generated on admission
+    long blocks = 0;
+    bool in_prefill = true;
+  };
+  void plan_vllm(Step& step);
+  void plan_sarathi(Step& step);
+  void plan_orca(Step& step);
+  // Decodes of every running sequence past its prefill, growing blocks and preempting from the
+  // back of the running list when none is free. Returns the tokens added.
+  long add_decodes(Step& step, bool allocate);
+  bool admit_front(long blocks);
+  void admit_prefilled();
+  int new_slot();
+  void preempt(std::size_t running_index);
+  bool grow_to(Sequence& s, long tokens);
+
+  SchedulerKind kind_;
+  SchedulerLimits limits_;
+  long free_blocks_ = 0;
+  long preemptions_ = 0;
+  std::vector<Sequence> slots_;     // sequences by slot; slots are reused through free_slots_
+  std::vector<int> free_slots_;
+  std::deque<int> waiting_;         // slots, in admission order (preempted ones first)
+  std::deque<int> prefilled_;       // slots whose KV cache arrived from a prefill replica
+  std::vector<int> running_;        // slots, in admission order
+};
+
+}  // namespace hetsim::serving

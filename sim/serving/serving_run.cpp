@@ -1,0 +1,329 @@
+#include "sim/serving/serving_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "base/error.hpp"
+#include "models/calibration/profile.hpp"
+#include "sim/engine.hpp"
+
+namespace hetsim::serving {
+
+namespace {
+
+enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1, kKvArrived = 2 };
+
+// One micro-batch in flight on a replica: vLLM's virtual engine, one per pipeline stage, each
+// scheduling its own sequences in its share of the KV cache.
+struct MicroBatch {
+  std::unique_ptr<ReplicaScheduler> scheduler;
+  Step step;
+  bool busy = false;
+};
+
+struct Replica {
+  std::unique_ptr<ReplicaCost> cost;
+  std::vector<MicroBatch> micro_batches;
+  std::vector<double> stage_free_s;  // when each stage finishes the work handed to it so far
+  std::vector<double> stage_kv_bytes_per_token;  // per GPU of each stage
+  double accounted_s = 0;            // block_seconds is integrated up to here
+  long used_blocks() const {
+    long used = 0;
+    for (const MicroBatch& m : micro_batches) used += m.scheduler->used_blocks();
+    return used;
+  }
+  int outstanding() const {
+    int n = 0;
+    for (const MicroBatch& m : micro_batches) n += m.scheduler->outstanding();
+    return n;
+  }
+};
+
+class ServingReplay : public EventHandler {
+ public:
+  ServingReplay(const Cluster& cluster, const std::vector<Request>& requests, std::vector<Replica>& replicas,
+                ServingResult& result, RouterKind router, int prefill_replicas, ServingObserver* observer)
+      : cluster_(cluster), requests_(requests), replicas_(replicas), result_(result), router_(router),
+        decode_router_(router), observer_(observer), prefill_replicas_(prefill_replicas) {}
+
+  void start() {
+    id_ = engine_.add_handler(*this);
+    engine_.schedule(requests_.front().arrival_s, id_, kArrival, 0);
+    engine_.run();
+    result_.events = static_cast<long>(engine_.events_processed());
+  }
+
+  void handle(const Event& event) override {
+    if (event.kind == kArrival) {
+      arrive(event.payload);
+    } else if (event.kind == kKvArrived) {
+      const int request = static_cast<int>(event.payload);
+      enqueue(result_.requests[request].replica, request, true);
+    } else {
+      finish_step(static_cast<int>(event.payload >> 32), static_cast<int>(event.payload & 0xffffffffu));
+    }
+  }
+
+ private:
+  void account(int r) {
+    Replica& rep = replicas_[r];
+    ReplicaStats& stats = result_.replicas[r];
+    const double now = engine_.now();
+    stats.block_seconds += static_cast<double>(rep.used_blocks()) * (now - rep.accounted_s);
+    rep.accounted_s = now;
+  }
+
+  // The replica `router` picks among replicas first .. first + count - 1.
+  int route(Router& router, int first, int count) {
+    outstanding_.resize(count);
+    for (int i = 0; i < count; ++i) outstanding_[i] = replicas_[first + i].outstanding();
+    return first + router.pick(outstanding_);
+  }
+
+  void arrive(std::uint64_t index) {
+    const Request& req = requests_[index];
+    const int count = prefill_replicas_ > 0 ? prefill_replicas_ : static_cast<int>(replicas_.size());
+    const int r = route(router_, 0, count);
+    RequestOutcome& out = result_.requests[index];
+    out.arrival_s = req.arrival_s;
+    out.prompt_tokens = req.prompt_tokens;
+    out.output_tokens = req.output_tokens;
+    out.replica = r;
+    if (prefill_replicas_ > 0) out.prefill_replica = r;
+    out.first_token_s = -1;
+    out.finish_s = -1;
+    if (index + 1 < requests_.size())
+      engine_.schedule(requests_[index + 1].arrival_s - engine_.now(), id_, kArrival, index + 1);
+    enqueue(r, static_cast<int>(index), false);
+  }
+
+  // Inside the replica, the micro-batch with the fewest unfinished requests takes it (vLLM adds
+  // a request to the virtual engine's scheduler with the fewest unfinished sequences).
+  void enqueue(int r, int index, bool prefilled) {
+    const Request& req = requests_[index];
+    Replica& rep = replicas_[r];
+    ++result_.replicas[r].requests;
+    std::size_t m = 0;
+    for (std::size_t i = 1; i < rep.micro_batches.size(); ++i)
+      if (rep.micro_batches[i].scheduler->outstanding() < rep.micro_batches[m].scheduler->outstanding()) m = i;
+    ReplicaScheduler& scheduler = *rep.micro_batches[m].scheduler;
+    if (prefilled) {
+      scheduler.enqueue_prefilled(index, req.prompt_tokens, req.output_tokens);
+    } else {
+      // A prefill replica's work ends with the first token.
+      scheduler.enqueue(index, req.prompt_tokens, prefill_replicas_ > 0 ? 1 : req.output_tokens);
+    }
+    if (!rep.micro_batches[m].busy) start_step(r, static_cast<int>(m));
+  }
+
+  // Disaggregated serving: the prompt's KV cache goes from prefill replica p to a decode replica,
+  // each GPU sending its shard to the GPU of the same stage and rank there, all at once: the
+  // slowest pair's route latency plus shard / bottleneck bandwidth (alpha-beta, no contention).
+  void hand_over(int p, int request) {
+    const int d = route(decode_router_, prefill_replicas_, static_cast<int>(replicas_.size()) - prefill_replicas_);
+    const Replica& from = replicas_[p];
+    const std::vector<GpuId>& src = result_.replicas[p].gpus;
+    const std::vector<GpuId>& dst = result_.replicas[d].gpus;
+    const std::size_t tp = src.size() / from.stage_kv_bytes_per_token.size();
+    double seconds = 0;
+    for (std::size_t g = 0; g < src.size(); ++g) {
+      const double bytes = requests_[request].prompt_tokens * from.stage_kv_bytes_per_token[g / tp];
+      seconds = std::max(seconds, cluster_.route_latency_s(src[g], dst[g]) +
+                                      bytes / cluster_.route_bottleneck_bandwidth_bytes_per_s(src[g], dst[g]));
+      result_.kv_transfer_bytes += bytes;
+      result_.kv_transfer_egress_usd += bytes * cluster_.route_egress_usd_per_byte(src[g], dst[g]);
+    }
+    result_.requests[request].replica = d;
+    engine_.schedule(seconds, id_, kKvArrived, static_cast<std::uint64_t>(request));
+  }
+
+  // Plans micro-batch m's next iteration and sends it through the stages: each stage takes it
+  // when the stage has finished what came before (first in, first out), so micro-batches overlap
+  // on different stages and a slow stage leaves the others idle (the pipeline's bubbles).
+  void start_step(int r, int m) {
+    Replica& rep = replicas_[r];
+    MicroBatch& mb = rep.micro_batches[m];
+    account(r);
+    if (!mb.scheduler->plan(mb.step)) return;
+    ReplicaStats& stats = result_.replicas[r];
+    stats.peak_blocks_used = std::max(stats.peak_blocks_used, rep.used_blocks());
+    const int pp = rep.cost->pp();
+    stage_start_.assign(pp, 0);
+    stage_s_.assign(pp, 0);
+    double ready = engine_.now();
+    for (int s = 0; s < pp; ++s) {
+      stage_start_[s] = std::max(ready, rep.stage_free_s[s]);
+      stage_s_[s] = rep.cost->stage_seconds(s, mb.step.work);
+      rep.stage_free_s[s] = stage_start_[s] + stage_s_[s];
+      stats.stage_busy_s[s] += stage_s_[s];
+      ready = rep.stage_free_s[s] + rep.cost->transfer_seconds(s, mb.step.work);
+    }
+    if (observer_ != nullptr) observer_->iteration(r, stage_start_, stage_s_, mb.step);
+    mb.busy = true;
+    stats.busy_s += ready - engine_.now();
+    ++stats.iterations;
+    engine_.schedule(ready - engine_.now(), id_, kStepDone,
+                     (static_cast<std::uint64_t>(r) << 32) | static_cast<std::uint64_t>(m));
+  }
+
+  void finish_step(int r, int m) {
+    MicroBatch& mb = replicas_[r].micro_batches[m];
+    account(r);
+    mb.scheduler->complete(mb.step, outcome_);
+    const double now = engine_.now();
+    for (const int request : outcome_.first_tokens) result_.requests[request].first_token_s = now;
+    for (const int request : outcome_.finished) {
+      if (r < prefill_replicas_ && requests_[request].output_tokens > 1) {
+        hand_over(r, request);
+      } else {
+        result_.requests[request].finish_s = now;
+      }
+    }
+    mb.busy = false;
+    start_step(r, m);
+  }
+
+  Engine engine_;
+  std::uint32_t id_ = 0;
+  const Cluster& cluster_;
+  const std::vector<Request>& requests_;
+  std::vector<Replica>& replicas_;
+  ServingResult& result_;
+  Router router_;         // to the replicas that prefill (all of them, unless disaggregated)
+  Router decode_router_;  // disaggregated: to the decode replicas
+  ServingObserver* observer_;
+  int prefill_replicas_;
+  std::vector<int> outstanding_;
+  StepOutcome outcome_;
+  std::vector<double> stage_start_, stage_s_;
+};
+
+}  // namespace
+
+ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog,
+                               const TransformerConfig& model, const std::vector<Request>& requests,
+                               const ServingOptions& options, ServingObserver* observer) {
+  if (requests.empty()) throw PlanError("serve: no requests to serve");
+  if (options.tp < 1 || options.pp < 1)
+    throw PlanError(fmt::format("serve: tp {} and pp {} must be at least 1", options.tp, options.pp));
+  if (options.block_tokens < 1 || options.max_num_seqs < 1)
+    throw PlanError("serve: --block-tokens and --max-num-seqs must be at least 1");
+  if (!(options.gpu_memory_utilization > 0 && options.gpu_memory_utilization <= 1))
+    throw PlanError(fmt::format("serve: --gpu-memory-utilization {} must be in (0, 1]",
+                                options.gpu_memory_utilization));
+  const int per_replica = options.tp * options.pp;
+  const int fit = cluster.gpu_count() / per_replica;
+  if (options.replicas < 0) throw PlanError(fmt::format("serve: --replicas {} must be 0 (all) or more", options.replicas));
+  const int replicas = options.replicas > 0 ? options.replicas : fit;
+  if (replicas < 1 || replicas > fit)
+    throw PlanError(fmt::format("serve: {} replicas of tp {} x pp {} need {} GPUs; cluster {} has {}",
+                                std::max(replicas, 1), options.tp, options.pp, std::max(replicas, 1) * per_replica,
+                                cluster.name(), cluster.gpu_count()));
+  if (options.prefill_replicas < 0 || (options.prefill_replicas > 0 && options.prefill_replicas >= replicas))
+    throw PlanError(fmt::format("serve: --prefill-replicas {} must leave at least one of the {} replicas to decode",
+                                options.prefill_replicas, replicas));
+  long longest = 0;
+  for (const Request& r : requests) longest = std::max<long>(longest, r.prompt_tokens + r.output_tokens - 1L);
+
+  ServingResult result;
+  result.prefill_replicas = options.prefill_replicas;
+  result.max_batched_tokens = options.max_batched_tokens > 0 ? options.max_batched_tokens
+                              : options.scheduler == SchedulerKind::kSarathi
+                                  ? kSarathiTokenBudget
+                                  : std::max(kVllmMinBatchedTokens, longest);
+  if (options.scheduler != SchedulerKind::kSarathi && longest > result.max_batched_tokens)
+    throw PlanError(fmt::format("serve: a request of {} tokens (prompt + output - 1) exceeds --max-batched-tokens {}; "
+                                "{} prefills a prompt whole",
+                                longest, result.max_batched_tokens, to_string(options.scheduler)));
+
+  KvCacheLimits kv_limits;
+  kv_limits.block_tokens = options.block_tokens;
+  kv_limits.gpu_memory_utilization = options.gpu_memory_utilization;
+  kv_limits.max_batched_tokens = result.max_batched_tokens;
+  kv_limits.max_num_seqs = options.max_num_seqs;
+
+  std::map<std::string, calibration::Profile> profiles;
+  std::vector<Replica> reps(replicas);
+  result.replicas.resize(replicas);
+  for (int r = 0; r < replicas; ++r) {
+    ReplicaStats& stats = result.replicas[r];
+    std::vector<StageHardware> stages(options.pp);
+    long blocks = -1;
+    for (int s = 0; s < options.pp; ++s) {
+      const GpuId first = replica_gpu(r, s, 0, options.tp, options.pp);
+      for (int g = first; g < first + options.tp; ++g) {
+        stats.gpus.push_back(g);
+        if (cluster.gpu(g).gpu_type != cluster.gpu(first).gpu_type)
+          throw PlanError(fmt::format("serve: replica {} stage {} mixes GPU types {} and {} in one tensor-parallel group",
+                                      r, s, cluster.gpu(first).gpu_type, cluster.gpu(g).gpu_type));
+      }
+      StageHardware& hw = stages[s];
+      hw.gpu = &catalog.at(cluster.gpu(first).gpu_type);
+      const std::string& profile = cluster.gpu(first).profile;
+      if (!profile.empty()) {
+        auto it = profiles.find(profile);
+        if (it == profiles.end()) it = profiles.emplace(profile, calibration::Profile::load(profile)).first;
+        hw.profile = &it->second;
+      }
+      hw.tp_links = {cluster.intra_node_bandwidth_bytes_per_s(first), cluster.intra_node_latency_s(first)};
+      if (s + 1 < options.pp) {
+        const GpuId next = first + options.tp;
+        hw.next_latency_s = cluster.route_latency_s(first, next);
+        hw.next_bandwidth_bytes_per_s = cluster.route_bottleneck_bandwidth_bytes_per_s(first, next);
+      }
+      stats.stage_gpu_types.push_back(hw.gpu->key);
+    }
+    reps[r].cost = std::make_unique<ReplicaCost>(model, options.dtype, options.tp, stages);
+    for (int s = 0; s < options.pp; ++s) {
+      const KvCacheBudget budget = kv_cache_budget(model, options.dtype, options.tp, reps[r].cost->stage_layers(s),
+                                                   s == 0, s == options.pp - 1, *stages[s].gpu, kv_limits);
+      stats.stage_layers.push_back(reps[r].cost->stage_layers(s));
+      reps[r].stage_kv_bytes_per_token.push_back(budget.kv_bytes_per_token);
+      if (blocks < 0 || budget.blocks < blocks) {
+        blocks = budget.blocks;
+        stats.tightest_stage = budget;
+      }
+    }
+    stats.kv_blocks = blocks;
+    stats.stage_busy_s.assign(options.pp, 0);
+    // One micro-batch in flight per stage, each with an equal share of the cache.
+    const long share = blocks / options.pp;
+    if (blocks_for(longest, options.block_tokens) > share)
+      throw PlanError(fmt::format("serve: a request of {} tokens needs {} KV-cache blocks; replica {} holds {} per "
+                                  "micro-batch ({} in all, {} micro-batches)",
+                                  longest, blocks_for(longest, options.block_tokens), r, share, blocks, options.pp));
+    SchedulerLimits limits;
+    limits.max_num_seqs = options.max_num_seqs;
+    limits.max_batched_tokens = result.max_batched_tokens;
+    limits.block_tokens = options.block_tokens;
+    limits.num_blocks = share;
+    reps[r].micro_batches.resize(options.pp);
+    for (MicroBatch& mb : reps[r].micro_batches) mb.scheduler = std::make_unique<ReplicaScheduler>(options.scheduler, limits);
+    reps[r].stage_free_s.assign(options.pp, 0);
+  }
+
+  result.requests.resize(requests.size());
+  ServingReplay replay(cluster, requests, reps, result, options.router, options.prefill_replicas, observer);
+  replay.start();
+
+  double last = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const RequestOutcome& out = result.requests[i];
+    if (out.first_token_s < 0 || out.finish_s < 0)
+      throw SimulationError(fmt::format("serve: request {} did not finish (arrived {} s)", i, out.arrival_s));
+    last = std::max(last, out.finish_s);
+  }
+  for (int r = 0; r < replicas; ++r) {
+    for (const MicroBatch& mb : reps[r].micro_batches) result.replicas[r].preemptions += mb.scheduler->preemptions();
+    if (reps[r].used_blocks() != 0 || reps[r].outstanding() != 0)
+      throw SimulationError(fmt::format("serve: replica {} ended holding {} blocks and {} requests", r,
+                                        reps[r].used_blocks(), reps[r].outstanding()));
+  }
+  result.makespan_s = last - requests.front().arrival_s;
+  return result;
+}
+
+}  // namespace hetsim::serving

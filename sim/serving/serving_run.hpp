@@ -1,0 +1,104 @@
+#pragma once
+// A serving run: requests arriving over time, routed to replicas of tp x pp GPUs on a cluster,
+// each replica scheduling iterations (replica_scheduler.hpp) costed op by op (batch_cost.hpp),
+// replayed as events on the engine (sim/engine.hpp). Replica r takes the GPUs r*tp*pp up to
+// (r+1)*tp*pp - 1 in cluster order, stage s of it the s-th group of tp; each stage runs on its
+// own GPU type, so a replica may span node types and sites. A replica of pp stages keeps pp
+// micro-batches in flight, as vLLM's pipeline parallelism does (one virtual engine per stage,
+// each scheduling its own requests in an equal share of the KV cache): while one micro-batch
+// runs on stage s, another may run on stage s + 1, and an iteration waits for a busy stage.
+#include <string>
+#include <vector>
+
+#include "models/gpu_catalog.hpp"
+#include "models/transformer_config.hpp"
+#include "sim/serving/batch_cost.hpp"
+#include "sim/serving/kv_cache.hpp"
+#include "sim/serving/replica_scheduler.hpp"
+#include "sim/serving/router.hpp"
+#include "sim/serving/workload.hpp"
+#include "topologies/cluster.hpp"
+
+namespace hetsim::serving {
+
+// The GPU of tensor-parallel rank `rank` in stage `stage` of replica `replica` (see above).
+inline GpuId replica_gpu(int replica, int stage, int rank, int tp, int pp) {
+  return replica * tp * pp + stage * tp + rank;
+}
+
+struct ServingOptions {
+  int tp = 1;
+  int pp = 1;
+  int replicas = 0;  // 0: as many as the cluster's GPUs hold
+  // Disaggregated serving (DistServe, Splitwise): the first `prefill_replicas` replicas only
+  // prefill; each request's KV cache then goes over the cluster routes to one of the others,
+  // which decode. 0: every replica does both.
+  int prefill_replicas = 0;
+  Dtype dtype = Dtype::kBf16;
+  SchedulerKind scheduler = SchedulerKind::kVllm;
+  RouterKind router = RouterKind::kRoundRobin;
+  int max_num_seqs = 256;
+  long max_batched_tokens = 0;  // 0: vllm/orca the longest request (at least 2048), sarathi 512
+  int block_tokens = 16;
+  double gpu_memory_utilization = 0.9;
+};
+
+// Sarathi-Serve's token budget in its evaluation (Agrawal et al., OSDI'24, section 5) and vLLM's
+// floor for max_num_batched_tokens without chunked prefill (vllm/config.py, SchedulerConfig).
+inline constexpr long kSarathiTokenBudget = 512;
+inline constexpr long kVllmMinBatchedTokens = 2048;
+
+// What happened to one request (times in seconds of simulated time).
+struct RequestOutcome {
+  double arrival_s = 0;
+  double first_token_s = 0;
+  double finish_s = 0;
+  int prompt_tokens = 0;
+  int output_tokens = 0;
+  int replica = 0;           // the replica that emitted its last token
+  int prefill_replica = -1;  // disaggregated serving: the replica that prefilled it
+};
+
+struct ReplicaStats {
+  std::vector<GpuId> gpus;           // tp * pp, stage by stage
+  std::vector<std::string> stage_gpu_types;
+  std::vector<int> stage_layers;
+  KvCacheBudget tightest_stage;      // the stage with the fewest blocks
+  long kv_blocks = 0;
+  long peak_blocks_used = 0;
+  double block_seconds = 0;          // integral of blocks in use over time
+  double busy_s = 0;                 // iterations' latencies summed (micro-batches may overlap)
+  std::vector<double> stage_busy_s;  // per stage: time its GPUs computed
+  long iterations = 0;
+  long preemptions = 0;
+  long requests = 0;
+};
+
+struct ServingResult {
+  std::vector<RequestOutcome> requests;  // in workload order
+  std::vector<ReplicaStats> replicas;
+  double makespan_s = 0;                 // first arrival to last finish
+  long max_batched_tokens = 0;
+  long events = 0;
+  int prefill_replicas = 0;
+  double kv_transfer_bytes = 0;       // disaggregated serving: KV caches sent to decode replicas
+  double kv_transfer_egress_usd = 0;  // their price on the links they crossed (WAN egress)
+};
+
+// Subscribes to what the replay reports (the trace writer does).
+class ServingObserver {
+ public:
+  virtual ~ServingObserver() = default;
+  // An iteration of `replica` starting at `start_s`: stage s computes from stage_start_s[s] for
+  // stage_s[s] seconds.
+  virtual void iteration(int replica, const std::vector<double>& stage_start_s,
+                         const std::vector<double>& stage_s, const Step& step) = 0;
+};
+
+// Throws PlanError when the options do not fit the cluster or the model (too few GPUs, no room
+// for the KV cache, a request longer than a replica's cache or its batched-token limit).
+ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog,
+                               const TransformerConfig& model, const std::vector<Request>& requests,
+                               const ServingOptions& options, ServingObserver* observer = nullptr);
+
+}  // namespace hetsim::serving
