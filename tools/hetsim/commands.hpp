@@ -11,5 +11,6 @@ void add_validate_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace hetsim::cli

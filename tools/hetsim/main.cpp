@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   hetsim::cli::add_collective_command(app);
   hetsim::cli::add_sweep_command(app);
   hetsim::cli::add_merge_command(app);
+  hetsim::cli::add_plan_command(app);
   hetsim::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
