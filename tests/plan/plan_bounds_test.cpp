@@ -22,7 +22,7 @@ const std::string kRoot = HETSIM_SOURCE_DIR;
 void check_bounds_below_simulation(const std::string& cluster_name, const std::string& model_name,
                                    int gbs, int seq, bool wide) {
   const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
-  const PlanSpaceOptions options{kRoot + "/topologies/clusters/" + cluster_name,
+  const PlanSpaceOptions options{kRoot + "/" + cluster_name,
                                  kRoot + "/models/configs/" + model_name, gbs, seq, wide};
   const TransformerConfig model = load_transformer_config(options.model_file);
   const std::vector<GpuSubset> subsets =
@@ -63,9 +63,14 @@ void check_bounds_below_simulation(const std::string& cluster_name, const std::s
 }  // namespace
 
 TEST_CASE("the bounds lie below the simulation for every candidate on one DGX A100") {
-  check_bounds_below_simulation("dgx-a100-1node.json", "llama-3.2-1b.json", 8, 512, false);
+  check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "llama-3.2-1b.json", 8, 512, false);
 }
 
 TEST_CASE("the bounds lie below the simulation in the wide space") {
-  check_bounds_below_simulation("dgx-a100-1node.json", "llama-3.2-1b.json", 16, 256, true);
+  check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "llama-3.2-1b.json", 8, 256, true);
+}
+
+TEST_CASE("the bounds lie below the simulation on every GPU subset of a mixed cluster") {
+  check_bounds_below_simulation("tests/data/clusters/mixed-a100-h100-small.json",
+                                "llama-3.2-1b.json", 8, 256, false);
 }

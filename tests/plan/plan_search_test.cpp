@@ -19,9 +19,10 @@ const GpuCatalog& catalog() {
   return c;
 }
 
+// `cluster` relative to the source root.
 PlanSearchOptions small_search(const std::string& cluster, int gbs, int seq) {
   PlanSearchOptions options;
-  options.space = {kRoot + "/topologies/clusters/" + cluster,
+  options.space = {kRoot + "/" + cluster,
                    kRoot + "/models/configs/llama-3.2-1b.json", gbs, seq, false};
   options.top = 5;
   options.jobs = 2;
@@ -51,17 +52,34 @@ void check_search_equals_brute_force(PlanSearchOptions options) {
 }  // namespace
 
 TEST_CASE("the search's best plans equal brute force's, by time") {
-  check_search_equals_brute_force(small_search("dgx-a100-1node.json", 8, 512));
+  check_search_equals_brute_force(small_search("topologies/clusters/dgx-a100-1node.json", 8, 256));
 }
 
 TEST_CASE("the search's best plans equal brute force's, by cost") {
-  PlanSearchOptions options = small_search("dgx-a100-1node.json", 8, 512);
+  PlanSearchOptions options = small_search("topologies/clusters/dgx-a100-1node.json", 8, 256);
   options.objective = Objective::kCost;
   check_search_equals_brute_force(options);
 }
 
+TEST_CASE("on a mixed cluster the best plan of every GPU subset equals brute force's") {
+  // 2 A100 + 2 H100: subsets all four, the H100s alone, the A100s alone.
+  PlanSearchOptions options =
+      small_search("tests/data/clusters/mixed-a100-h100-small.json", 8, 256);
+  check_search_equals_brute_force(options);
+  const PlanSearchResult result = search_plans(catalog(), options);
+  REQUIRE(result.subsets.size() == 3);
+  for (std::size_t s = 0; s < 3; ++s) CHECK(result.best_per_subset[s].has_value());
+  // The report names the GPUs the best plan leaves out, or says it uses them all.
+  const std::string text = plan_text(result, options);
+  CHECK(text.find("GPU subsets (best plan on each):") != std::string::npos);
+  const GpuSubset& chosen = result.subsets[result.outcomes[result.ranking.front()].candidate.subset];
+  CHECK(text.find(chosen.left_out.empty() ? "The best plan uses every GPU."
+                                          : "The best plan leaves out " + chosen.left_out_text) !=
+        std::string::npos);
+}
+
 TEST_CASE("the ranking is by the objective, ties by enumeration order") {
-  const PlanSearchResult result = search_plans(catalog(), small_search("dgx-a100-1node.json", 8, 512));
+  const PlanSearchResult result = search_plans(catalog(), small_search("topologies/clusters/dgx-a100-1node.json", 8, 256));
   for (std::size_t k = 1; k < result.ranking.size(); ++k) {
     const PlanOutcome& a = result.outcomes[result.ranking[k - 1]];
     const PlanOutcome& b = result.outcomes[result.ranking[k]];
@@ -71,12 +89,12 @@ TEST_CASE("the ranking is by the objective, ties by enumeration order") {
     CHECK((ta < tb || (ta == tb && a.index < b.index)));
   }
   // The same search gives the same answer.
-  const PlanSearchResult again = search_plans(catalog(), small_search("dgx-a100-1node.json", 8, 512));
+  const PlanSearchResult again = search_plans(catalog(), small_search("topologies/clusters/dgx-a100-1node.json", 8, 256));
   CHECK(again.ranking == result.ranking);
 }
 
 TEST_CASE("a budget below the cluster's hourly price leaves nothing to simulate") {
-  PlanSearchOptions options = small_search("dgx-a100-1node.json", 8, 512);
+  PlanSearchOptions options = small_search("topologies/clusters/dgx-a100-1node.json", 8, 256);
   options.budget_usd_per_hour = 1.0;  // one DGX A100 lists at more than a dollar an hour
   const PlanSearchResult result = search_plans(catalog(), options);
   CHECK(result.simulated == 0);

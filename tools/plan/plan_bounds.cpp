@@ -2,6 +2,7 @@
 #include "tools/plan/plan_bounds.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "models/chunk_cost.hpp"
 #include "schedules/evaluator.hpp"
@@ -10,6 +11,13 @@
 #include "tools/sweep/point_job.hpp"
 
 namespace hetsim::plan {
+
+namespace {
+
+// Bytes per second of a link that takes no time: 1e30 B/s moves a petabyte in 1e-15 s.
+constexpr double kFreeBandwidth = 1e30;
+
+}  // namespace
 
 PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog,
                        const GpuSubset& subset, const PlanCandidate& candidate,
@@ -20,37 +28,43 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
   ParallelPlan& plan = run.plan;
   plan.dp = candidate.dp;
 
-  const GpuSpec* fastest = &catalog.at(subset.gpu_types.front());
   double capacity = 0;
-  for (const std::string& type : subset.gpu_types) {
-    const GpuSpec& gpu = catalog.at(type);
-    if (gpu.peak(plan.dtype) > fastest->peak(plan.dtype)) fastest = &gpu;
-    capacity = std::max(capacity, gpu.hbm_bytes);
-  }
+  for (const std::string& type : subset.gpu_types)
+    capacity = std::max(capacity, catalog.at(type).hbm_bytes);
 
   // The smallest chunk: the even split, which every split of the layers has one at most as
   // large as; no embedding or LM head.
   const int chunks = plan.pp * plan.vpp;
   const ChunkSpan span{0, model.num_layers / chunks, false, false};
-  // Only FLOPs and bytes are read from the cost, so the links' figures do not matter.
-  const TensorParallelLinks links{fastest->nvlink_bytes_per_s > 0 ? fastest->nvlink_bytes_per_s
-                                                                  : fastest->pcie_bytes_per_s,
-                                  0};
-  const ExpertParallelLinks ep_links{links.bandwidth_bytes_per_s, 0};
-  const ChunkCost chunk = cost_chunk(model, plan, *fastest, span, links, ep_links);
-
+  // Links so fast that the collectives cost nothing: what is left is the ops' own time.
+  const TensorParallelLinks free_links{kFreeBandwidth, 0};
+  const ExpertParallelLinks free_ep_links{kFreeBandwidth, 0};
   const Timetable timetable =
       make_timetable(run.schedule, plan.pp, plan.microbatches(), plan.vpp);
-  const double peak = fastest->peak(plan.dtype);
   UniformOpTimes times;
-  times.forward_s = chunk.forward_flops / peak;
-  const double recompute_s = chunk.recompute_flops / peak;
-  if (timetable.split_backward) {
-    times.backward_s = chunk.backward_input_flops / peak + recompute_s;
-    times.weight_s = chunk.backward_weight_flops / peak;
-  } else {
-    times.backward_s =
-        (chunk.backward_input_flops + chunk.backward_weight_flops) / peak + recompute_s;
+  times.forward_s = times.backward_s = times.weight_s = std::numeric_limits<double>::infinity();
+  ChunkCost chunk;
+  for (const std::string& type : subset.gpu_types) {
+    const GpuSpec& gpu = catalog.at(type);
+    chunk = cost_chunk(model, plan, gpu, span, free_links, free_ep_links);
+    // A calibration profile's kernels are measured, not the roofline's: bound them by FLOPs at
+    // the peak rate alone.
+    const double peak = gpu.peak(plan.dtype);
+    const double forward = subset.measured_profiles ? chunk.forward_flops / peak : chunk.forward_s;
+    const double input = subset.measured_profiles ? chunk.backward_input_flops / peak
+                                                  : chunk.backward_input_s;
+    const double weight = subset.measured_profiles ? chunk.backward_weight_flops / peak
+                                                   : chunk.backward_weight_s;
+    const double recompute =
+        subset.measured_profiles ? chunk.recompute_flops / peak : chunk.recompute_s;
+    times.forward_s = std::min(times.forward_s, forward);
+    if (timetable.split_backward) {
+      times.backward_s = std::min(times.backward_s, input + recompute);
+      times.weight_s = std::min(times.weight_s, weight);
+    } else {
+      times.backward_s = std::min(times.backward_s, input + weight + recompute);
+      times.weight_s = 0;
+    }
   }
 
   const std::vector<int> in_flight = peak_activations(timetable, ActivationRelease::kAtBackward);

@@ -28,23 +28,32 @@ std::string subset_name(const GpuSubset& subset) {
   return subset.left_out.empty() ? "every GPU" : "without " + subset.left_out_text;
 }
 
+// Why a subset has no best plan: no candidate divides its GPUs and the batch, or none that
+// does fits in memory and runs.
+std::string no_plan_reason(const PlanSearchResult& result, std::size_t s,
+                           const PlanSearchOptions& options) {
+  const GpuSubset& subset = result.subsets[s];
+  if (result.candidates_per_subset[s] == 0)
+    return fmt::format("no plan: {} GPUs split into tp x pp x dp with no dp dividing --gbs {}",
+                       subset.gpus, options.space.global_batch_size);
+  return fmt::format("none of its {} plans fits in memory and runs", result.candidates_per_subset[s]);
+}
+
 // A sentence on what leaving GPUs out of `all` does, from the best plans with and without.
 std::string left_out_reason(const PlanOutcome& with_subset, const GpuSubset& subset,
-                            const PlanOutcome* all_gpus, Objective objective) {
+                            const PlanOutcome* all_gpus, Objective objective,
+                            const std::string& no_plan_on_all) {
   if (all_gpus == nullptr)
-    return fmt::format("leaving out {}: no plan on every GPU fits in memory and divides the "
-                       "batch",
-                       subset.left_out_text);
+    return fmt::format("leaves out {}; with every GPU: {}", subset.left_out_text,
+                       no_plan_on_all);
   const PlanFigures a = plan_figures(*all_gpus);
   const PlanFigures s = plan_figures(with_subset);
-  const double gain = 1 - value_of(s, objective) / value_of(a, objective);
+  const char* unit = objective == Objective::kTime ? "s per iteration" : "$ per million tokens";
   std::string why = fmt::format(
-      "leaving out {} is {:.1f}% {} than the best plan on every GPU ({}: {:.3f} s, bubble {:.1f}%, "
-      "exposed comm {:.3f} s",
-      subset.left_out_text, 100 * std::abs(gain),
-      objective == Objective::kTime ? (gain >= 0 ? "faster" : "slower")
-                                    : (gain >= 0 ? "cheaper" : "dearer"),
-      all_gpus->candidate.text(), a.iteration_time_s, 100 * a.bubble_fraction, a.exposed_comm_s);
+      "leaves out {}: {:.3f} {} against {:.3f} for the best plan on every GPU ({}: bubble "
+      "{:.1f}%, exposed comm {:.3f} s",
+      subset.left_out_text, value_of(s, objective), unit, value_of(a, objective),
+      all_gpus->candidate.text(), 100 * a.bubble_fraction, a.exposed_comm_s);
   if (a.wan_gb > s.wan_gb) why += fmt::format(", {:.1f} GB over WAN per iteration", a.wan_gb);
   return why + ")";
 }
@@ -133,8 +142,8 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
       const GpuSubset& subset = result.subsets[s];
       const std::optional<std::size_t>& own = result.best_per_subset[s];
       if (!own) {
-        out += fmt::format("  {} GPUs, {}: no plan fits in memory and runs\n", subset.gpus,
-                           subset_name(subset));
+        out += fmt::format("  {} GPUs, {}: {}\n", subset.gpus, subset_name(subset),
+                           no_plan_reason(result, s, options));
         continue;
       }
       const PlanOutcome& o = result.outcomes[*own];
@@ -146,7 +155,9 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
     const GpuSubset& chosen = result.subsets[best.candidate.subset];
     out += chosen.left_out.empty()
                ? "The best plan uses every GPU.\n"
-               : "The best plan " + left_out_reason(best, chosen, all_best, objective) + ".\n";
+               : "The best plan " + left_out_reason(best, chosen, all_best, objective,
+                                                   no_plan_reason(result, 0, options)) +
+                     ".\n";
   }
   return out;
 }
@@ -180,6 +191,8 @@ nlohmann::json plan_json(const PlanSearchResult& result, const PlanSearchOptions
     if (const auto& own = result.best_per_subset[s]) {
       const PlanOutcome& o = result.outcomes[*own];
       entry["best"] = {{"plan", o.candidate.text()}, {"objective", o.objective(objective)}};
+    } else {
+      entry["why_none"] = no_plan_reason(result, s, options);
     }
     subsets.push_back(std::move(entry));
   }

@@ -65,6 +65,8 @@ PlanSearchResult search_plans(const GpuCatalog& catalog, const PlanSearchOptions
                             options.space.global_batch_size));
   result.enumerated = candidates.size();
   result.best_per_subset.assign(result.subsets.size(), std::nullopt);
+  result.candidates_per_subset.assign(result.subsets.size(), 0);
+  for (const PlanCandidate& c : candidates) ++result.candidates_per_subset[c.subset];
 
   sweep::SweepSpec spec;
   spec.file = options.space.cluster_file;

@@ -53,6 +53,7 @@ struct PlanSearchResult {
   std::size_t infeasible = 0;        // simulated, but refused or out of memory
   std::vector<std::size_t> ranking;  // feasible outcomes, best first (ties: lower index)
   std::vector<std::optional<std::size_t>> best_per_subset;  // outcome index per subset
+  std::vector<std::size_t> candidates_per_subset;           // enumerated on each subset
   double wall_s = 0;
 };
 

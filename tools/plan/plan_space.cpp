@@ -21,6 +21,7 @@ struct GroupInfo {
   int gpus = 0;
   int gpus_per_node = 0;
   std::string gpu_type;
+  bool profiled = false;
 };
 
 std::vector<GroupInfo> groups_of(const ClusterSpec& spec) {
@@ -28,7 +29,7 @@ std::vector<GroupInfo> groups_of(const ClusterSpec& spec) {
   for (const SiteSpec& site : spec.sites)
     for (const NodeGroupSpec& group : site.node_groups)
       groups.push_back({site.name + "/" + group.name, group.count * group.gpus_per_node,
-                        group.gpus_per_node, group.gpu_type});
+                        group.gpus_per_node, group.gpu_type, !group.profile.empty()});
   return groups;
 }
 
@@ -96,6 +97,7 @@ std::vector<GpuSubset> gpu_subsets(const ClusterSpec& spec, const GpuCatalog& ca
           subset.gpu_types.end())
         subset.gpu_types.push_back(group.gpu_type);
       subset.usd_per_hour += group.gpus * catalog.at(group.gpu_type).usd_per_hour;
+      subset.measured_profiles = subset.measured_profiles || group.profiled;
     }
     ClusterSpec reduced = spec;
     sweep::leave_out(reduced, subset.left_out);

@@ -33,6 +33,7 @@ struct GpuSubset {
   int min_gpus_per_node = 0;          // tp stays inside a node
   std::vector<std::string> gpu_types; // distinct catalog keys used
   double usd_per_hour = 0;            // list price of the GPUs used
+  bool measured_profiles = false;     // some group used is costed by a calibration profile
 };
 
 // Every GPU subset worth trying: all GPUs, and (when the cluster has more than one node group)
