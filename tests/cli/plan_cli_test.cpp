@@ -19,10 +19,12 @@ using hetsim::test::shell;
 const std::string kRoot = HETSIM_SOURCE_DIR;
 const std::string kHetsim = HETSIM_BINARY;
 
-// Llama-3.2-1B on one DGX A100, global batch 8 of 512 tokens: a space of a few hundred plans.
-std::string small_plan(const std::string& extra) {
+// Llama-3.2-1B on one DGX A100, by default a global batch of 8 sequences of 256 tokens: a space
+// of a few hundred plans.
+std::string small_plan(const std::string& extra, const std::string& batch = "--gbs 8",
+                       const std::string& seq = "--seq-length 256") {
   return kHetsim + " plan --cluster " + kRoot + "/topologies/clusters/dgx-a100-1node.json" +
-         " --model " + kRoot + "/models/configs/llama-3.2-1b.json --gbs 8 --seq-length 512 " +
+         " --model " + kRoot + "/models/configs/llama-3.2-1b.json " + batch + " " + seq + " " +
          extra;
 }
 
@@ -88,14 +90,14 @@ TEST_CASE("plan prints a table with a reason per row") {
 TEST_CASE("plan refuses bad flags with one line naming the flag") {
   const Output out;
   const std::string err = out.at("err.txt");
-  CHECK(shell(small_plan("--gbs 0 2> " + err)) == 1);
+  CHECK(shell(small_plan("2> " + err, "--gbs 0")) == 1);
   CHECK(first_line(err) == "hetsim: error: --gbs: got 0; expected a global batch size >= 1");
   CHECK(shell(small_plan("--budget-usd-per-hour -1 2> " + err)) == 1);
   CHECK(first_line(err) ==
         "hetsim: error: --budget-usd-per-hour: got -1; expected dollars per hour > 0");
   CHECK(shell(small_plan("--top 0 2> " + err)) == 1);
   CHECK(first_line(err) == "hetsim: error: --top: got 0; expected a count >= 1");
-  CHECK(shell(small_plan("--seq-length 0 2> " + err)) == 1);
+  CHECK(shell(small_plan("2> " + err, "--gbs 8", "--seq-length 0")) == 1);
   CHECK(first_line(err) == "hetsim: error: --seq-length: got 0; expected tokens >= 1");
   CHECK(shell(small_plan("--objective speed 2> " + err)) != 0);
   CHECK(shell(kHetsim + " plan --model " + out.at("missing.json") + " 2> " + err) == 1);

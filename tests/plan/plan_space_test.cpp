@@ -69,6 +69,8 @@ TEST_CASE("every candidate divides the heads, the layers, the GPUs and the batch
     CHECK((c.vpp > 1) == (c.schedule == "interleaved"));
     if (c.pp == 1) CHECK(c.schedule == "1f1b");
     if (c.dp == 1) CHECK(c.zero_stage == 0);
+    CHECK(!c.balance_layers);  // one GPU type: the even split is the balanced one
+    CHECK(c.placement == "megatron");  // one site
     schedules.insert(c.schedule);
   }
   CHECK(schedules == std::set<std::string>{"1f1b", "interleaved", "zb-h1"});
@@ -98,4 +100,31 @@ TEST_CASE("a global batch of zero is refused") {
   const std::vector<GpuSubset> subsets = gpu_subsets(cluster("dgx-a100-1node.json"), catalog());
   CHECK_THROWS_WITH_AS(enumerate_candidates(model, subsets, {"c", "m", 0, 512, false}),
                        "--gbs: got 0; expected a global batch size >= 1", Error);
+}
+
+TEST_CASE("mixed GPU types add balanced layers, several sites the site-aware placement") {
+  const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
+  // 96 divides over the 48 GPUs of all three sites (dp 3, 6, 12 ...), as over 32 and 16.
+  const PlanSpaceOptions options{"c.json", "m.json", 96, 4096, false};
+  const std::vector<GpuSubset> mixed = gpu_subsets(cluster("mixed-a100-h100.json"), catalog());
+  bool balanced_on_mixed = false;
+  for (const PlanCandidate& c : enumerate_candidates(model, mixed, options)) {
+    CAPTURE(c.text());
+    if (c.balance_layers) {
+      CHECK(c.subset == 0);  // only the subset with both GPU types
+      CHECK(c.pp > 1);
+      CHECK(c.vpp == 1);
+      balanced_on_mixed = true;
+    }
+  }
+  CHECK(balanced_on_mixed);
+  const std::vector<GpuSubset> sites = gpu_subsets(cluster("three-site.json"), catalog());
+  std::set<std::size_t> site_aware_subsets;
+  for (const PlanCandidate& c : enumerate_candidates(model, sites, options))
+    if (c.placement == "site-aware") site_aware_subsets.insert(c.subset);
+  std::set<std::size_t> multi_site;
+  for (std::size_t s = 0; s < sites.size(); ++s)
+    if (sites[s].sites > 1) multi_site.insert(s);
+  CHECK(site_aware_subsets == multi_site);
+  CHECK(multi_site.size() == 4);  // all three sites, and each pair
 }

@@ -33,9 +33,9 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
     capacity = std::max(capacity, catalog.at(type).hbm_bytes);
 
   // The smallest chunk: the even split, which every split of the layers has one at most as
-  // large as; no embedding or LM head.
+  // large as, or one layer when the partitioner chooses the split; no embedding or LM head.
   const int chunks = plan.pp * plan.vpp;
-  const ChunkSpan span{0, model.num_layers / chunks, false, false};
+  const ChunkSpan span{0, candidate.balance_layers ? 1 : model.num_layers / chunks, false, false};
   // Links so fast that the collectives cost nothing: what is left is the ops' own time.
   const TensorParallelLinks free_links{kFreeBandwidth, 0};
   const ExpertParallelLinks free_ep_links{kFreeBandwidth, 0};

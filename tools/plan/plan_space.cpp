@@ -103,6 +103,7 @@ std::vector<GpuSubset> gpu_subsets(const ClusterSpec& spec, const GpuCatalog& ca
     sweep::leave_out(reduced, subset.left_out);
     if (!sites_connected(reduced)) continue;
     subset.left_out_text = fmt::format("{}", fmt::join(left_texts, ", "));
+    subset.sites = static_cast<int>(reduced.sites.size());
     subsets.push_back(std::move(subset));
   }
   return subsets;
@@ -128,6 +129,8 @@ nlohmann::json PlanCandidate::point(const PlanSpaceOptions& options,
                    {"overlap-grad-reduce", true}};
   if (tp > 1) p["sequence-parallel"] = true;
   if (offload_fraction > 0) p["offload-fraction"] = offload_fraction;
+  if (balance_layers) p["balance-layers"] = true;
+  if (placement != "megatron") p["placement"] = placement;
   if (!subset.left_out.empty()) p[sweep::kLeaveOutKey] = subset.left_out;
   return p;
 }
@@ -138,6 +141,8 @@ std::string PlanCandidate::text() const {
   text += fmt::format(" mbs{} {} rc={} zero{}", mbs, pp > 1 ? schedule : "no-pipeline", recompute,
                       zero_stage);
   if (offload_fraction > 0) text += fmt::format(" offload{}", offload_fraction);
+  if (balance_layers) text += " balanced";
+  if (placement != "megatron") text += " " + placement;
   return text;
 }
 
@@ -160,6 +165,9 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
   std::vector<PlanCandidate> out;
   for (std::size_t s = 0; s < subsets.size(); ++s) {
     const GpuSubset& subset = subsets[s];
+    const std::vector<std::string> placements =
+        subset.sites > 1 ? std::vector<std::string>{"megatron", "site-aware"}
+                         : std::vector<std::string>{"megatron"};
     for (const int tp : divisors_up_to(subset.min_gpus_per_node, subset.min_gpus_per_node)) {
       if (model.num_heads % tp != 0 || model.num_kv_heads % tp != 0) continue;
       for (const int pp : divisors_up_to(model.num_layers, subset.gpus / tp)) {
@@ -178,13 +186,20 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
                 if ((model.num_layers / pp) % v == 0) vpps.push_back(v);
             }
             if (schedule == "zb-h2" && m < 2 * pp) continue;
+            // The partitioner costs one chunk per rank on its own GPU type (--balance-layers).
+            std::vector<bool> balances = {false};
+            if (subset.gpu_types.size() > 1 && pp > 1 && schedule != "interleaved")
+              balances.push_back(true);
             for (const int vpp : vpps)
               for (const std::string& recompute : recomputes)
                 for (const int zero : zero_stages) {
                   if (zero > 0 && dp == 1) continue;  // nothing to shard over
                   for (const double offload : offloads) {
                     if (offload > 0 && recompute == "full") continue;  // little left to offload
-                    out.push_back({s, tp, pp, dp, vpp, mbs, schedule, recompute, zero, offload});
+                    for (const bool balance : balances)
+                      for (const std::string& placement : placements)
+                        out.push_back({s, tp, pp, dp, vpp, mbs, schedule, recompute, zero, offload,
+                                       balance, placement});
                   }
                 }
           }

@@ -34,6 +34,7 @@ struct GpuSubset {
   std::vector<std::string> gpu_types; // distinct catalog keys used
   double usd_per_hour = 0;            // list price of the GPUs used
   bool measured_profiles = false;     // some group used is costed by a calibration profile
+  int sites = 0;                      // sites with GPUs used
 };
 
 // Every GPU subset worth trying: all GPUs, and (when the cluster has more than one node group)
@@ -53,6 +54,10 @@ struct PlanCandidate {
   std::string recompute;   // none, selective, full
   int zero_stage = 0;
   double offload_fraction = 0;
+  // Layers per stage from the heterogeneous partitioner (--balance-layers), tried where the
+  // subset mixes GPU types; otherwise the even split.
+  bool balance_layers = false;
+  std::string placement = "megatron";  // or site-aware, tried where the subset spans sites
   int microbatches(int gbs) const { return gbs / (mbs * dp); }
   // The sweep point (keys of point_job.hpp) on `subset` that runs this candidate.
   nlohmann::json point(const PlanSpaceOptions& options, const GpuSubset& subset) const;
@@ -64,6 +69,8 @@ struct PlanCandidate {
 // fits in a node; pp divides the layers and pp = 1 runs no schedule choice; dp = GPUs / (tp pp)
 // divides the global batch by the micro-batch; vpp (interleaved only) divides layers per rank;
 // interleaved needs Megatron's microbatch rule (m multiple of pp); zb-h2 needs m >= 2 pp.
+// Balanced layers (one chunk per rank: 1f1b, zb-h1, gpipe, zb-h2) where GPU types mix, and the
+// site-aware placement where sites are several.
 std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
                                                 const std::vector<GpuSubset>& subsets,
                                                 const PlanSpaceOptions& options);
