@@ -102,7 +102,7 @@ TEST_CASE("a global batch of zero is refused") {
                        "--gbs: got 0; expected a global batch size >= 1", Error);
 }
 
-TEST_CASE("mixed GPU types add balanced layers, several sites the site-aware placement") {
+TEST_CASE("mixed GPU types add balanced layers, three sites the site-aware placement") {
   const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
   // 96 divides over the 48 GPUs of all three sites (dp 3, 6, 12 ...), as over 32 and 16.
   const PlanSpaceOptions options{"c.json", "m.json", 96, 4096, false};
@@ -124,7 +124,7 @@ TEST_CASE("mixed GPU types add balanced layers, several sites the site-aware pla
     if (c.placement == "site-aware") site_aware_subsets.insert(c.subset);
   std::set<std::size_t> multi_site;
   for (std::size_t s = 0; s < sites.size(); ++s)
-    if (sites[s].sites > 1) multi_site.insert(s);
+    if (sites[s].sites > 2) multi_site.insert(s);
   CHECK(site_aware_subsets == multi_site);
-  CHECK(multi_site.size() == 4);  // all three sites, and each pair
+  CHECK(multi_site.size() == 1);  // all three sites
 }

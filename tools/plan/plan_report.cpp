@@ -98,7 +98,10 @@ std::string why_text(const PlanOutcome& outcome, const PlanOutcome& best, Object
     });
     why = fmt::format("+{:.1f}% {}", 100 * (value_of(f, objective) / value_of(b, objective) - 1),
                       objective_name(objective));
-    if (worst->first > 0)
+    if (value_of(f, objective) == value_of(b, objective))
+      why = fmt::format("ties with #1 on {}; listed after it in the order plans are enumerated",
+                        objective_name(objective));
+    else if (worst->first > 0)
       why += fmt::format(": {} +{:.3f} s", worst->second, worst->first);
     else
       why += ": fewer tokens per dollar from the GPUs it uses";
@@ -119,7 +122,7 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
       result.wall_s, result.wall_s > 0 ? result.simulated / result.wall_s : 0.0);
   if (result.ranking.empty()) return out + "no candidate fits in memory and runs\n";
   const PlanOutcome& best = result.outcomes[result.ranking.front()];
-  out += fmt::format("{:>4}  {:<52} {:>9} {:>10} {:>8} {:>15} {:>7} {:>9}  {}\n", "rank", "plan",
+  out += fmt::format("{:>4}  {:<64} {:>9} {:>10} {:>8} {:>15} {:>7} {:>9}  {}\n", "rank", "plan",
                      "iter s", "tokens/s", "$/Mtok", "peak/free GiB", "bubble", "exp.comm",
                      "why");
   const std::size_t shown = std::min(options.top, result.ranking.size());
@@ -129,7 +132,7 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
     std::string plan = o.candidate.text();
     const GpuSubset& subset = result.subsets[o.candidate.subset];
     if (!subset.left_out.empty()) plan += fmt::format(" ({} GPUs)", subset.gpus);
-    out += fmt::format("{:>4}  {:<52} {:>9.3f} {:>10.0f} {:>8.3f} {:>7.1f}/{:<7.1f} {:>6.1f}% {:>9.3f}  {}\n",
+    out += fmt::format("{:>4}  {:<64} {:>9.3f} {:>10.0f} {:>8.3f} {:>7.1f}/{:<7.1f} {:>6.1f}% {:>9.3f}  {}\n",
                        k + 1, plan, f.iteration_time_s, f.tokens_per_s, f.usd_per_million_tokens,
                        f.peak_memory_gib, f.headroom_gib, 100 * f.bubble_fraction,
                        f.exposed_comm_s, why_text(o, best, objective));
@@ -148,9 +151,11 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
       }
       const PlanOutcome& o = result.outcomes[*own];
       const PlanFigures f = plan_figures(o);
-      out += fmt::format("  {} GPUs, {}: {} {:.3f} s, {:.0f} tokens/s, ${:.3f}/Mtok\n",
+      out += fmt::format("  {} GPUs, {}: {} {:.3f} s, {:.0f} tokens/s, ${:.3f}/Mtok ({:+.1f}% {})\n",
                          subset.gpus, subset_name(subset), o.candidate.text(), f.iteration_time_s,
-                         f.tokens_per_s, f.usd_per_million_tokens);
+                         f.tokens_per_s, f.usd_per_million_tokens,
+                         100 * (o.objective(objective) / best.objective(objective) - 1),
+                         objective_name(objective));
     }
     const GpuSubset& chosen = result.subsets[best.candidate.subset];
     out += chosen.left_out.empty()

@@ -165,8 +165,9 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
   std::vector<PlanCandidate> out;
   for (std::size_t s = 0; s < subsets.size(); ++s) {
     const GpuSubset& subset = subsets[s];
+    // Two sites have one boundary whichever comes first; the site order matters from three on.
     const std::vector<std::string> placements =
-        subset.sites > 1 ? std::vector<std::string>{"megatron", "site-aware"}
+        subset.sites > 2 ? std::vector<std::string>{"megatron", "site-aware"}
                          : std::vector<std::string>{"megatron"};
     for (const int tp : divisors_up_to(subset.min_gpus_per_node, subset.min_gpus_per_node)) {
       if (model.num_heads % tp != 0 || model.num_kv_heads % tp != 0) continue;

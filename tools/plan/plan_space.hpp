@@ -57,7 +57,7 @@ struct PlanCandidate {
   // Layers per stage from the heterogeneous partitioner (--balance-layers), tried where the
   // subset mixes GPU types; otherwise the even split.
   bool balance_layers = false;
-  std::string placement = "megatron";  // or site-aware, tried where the subset spans sites
+  std::string placement = "megatron";  // or site-aware, tried on three sites or more
   int microbatches(int gbs) const { return gbs / (mbs * dp); }
   // The sweep point (keys of point_job.hpp) on `subset` that runs this candidate.
   nlohmann::json point(const PlanSpaceOptions& options, const GpuSubset& subset) const;
@@ -70,7 +70,7 @@ struct PlanCandidate {
 // divides the global batch by the micro-batch; vpp (interleaved only) divides layers per rank;
 // interleaved needs Megatron's microbatch rule (m multiple of pp); zb-h2 needs m >= 2 pp.
 // Balanced layers (one chunk per rank: 1f1b, zb-h1, gpipe, zb-h2) where GPU types mix, and the
-// site-aware placement where sites are several.
+// site-aware placement on three sites or more.
 std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
                                                 const std::vector<GpuSubset>& subsets,
                                                 const PlanSpaceOptions& options);
