@@ -29,7 +29,8 @@ void check_bounds_below_simulation(const std::string& cluster_name, const std::s
       gpu_subsets(load_cluster_spec(options.cluster_file, catalog.keys()), catalog);
   const std::vector<PlanCandidate> candidates = enumerate_candidates(model, subsets, options);
   sweep::SweepSpec spec;
-  for (const PlanCandidate& c : candidates) spec.points.push_back(c.point(options, subsets[c.subset]));
+  for (const PlanCandidate& c : candidates)
+    spec.points.push_back(c.point(options, subsets[c.subset]));
   std::vector<std::size_t> all(candidates.size());
   std::iota(all.begin(), all.end(), std::size_t{0});
   sweep::PointRunner runner(spec, catalog, all, 4);
@@ -45,10 +46,11 @@ void check_bounds_below_simulation(const std::string& cluster_name, const std::s
       const PlanBounds bounds = plan_bounds(model, catalog, subsets[c.subset], c, options);
       const double simulated_s = report.at("iteration_time_s").get<double>();
       const double peak_bytes = report.at("peak_memory_gib").at("max").get<double>() * (1ULL << 30);
-      INFO(fmt::format("time bound {:.6f} s <= simulated {:.6f} s; memory bound {:.3f} GiB <= "
-                       "simulated peak {:.3f} GiB",
-                       bounds.time_s, simulated_s, bounds.memory_bytes / (1ULL << 30),
-                       peak_bytes / (1ULL << 30)));
+      INFO(
+          fmt::format("time bound {:.6f} s <= simulated {:.6f} s; memory bound {:.3f} GiB <= "
+                      "simulated peak {:.3f} GiB",
+                      bounds.time_s, simulated_s, bounds.memory_bytes / (1ULL << 30),
+                      peak_bytes / (1ULL << 30)));
       CHECK(bounds.time_s > 0);
       CHECK(bounds.time_s <= simulated_s * (1 + 1e-9));
       CHECK(bounds.memory_bytes <= peak_bytes * (1 + 1e-9));
@@ -63,11 +65,13 @@ void check_bounds_below_simulation(const std::string& cluster_name, const std::s
 }  // namespace
 
 TEST_CASE("the bounds lie below the simulation for every candidate on one DGX A100") {
-  check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "llama-3.2-1b.json", 8, 512, false);
+  check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "llama-3.2-1b.json", 8,
+                                512, false);
 }
 
 TEST_CASE("the bounds lie below the simulation in the wide space") {
-  check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "llama-3.2-1b.json", 8, 256, true);
+  check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "llama-3.2-1b.json", 8,
+                                256, true);
 }
 
 TEST_CASE("the bounds lie below the simulation on every GPU subset of a mixed cluster") {

@@ -22,8 +22,8 @@ const GpuCatalog& catalog() {
 // `cluster` relative to the source root.
 PlanSearchOptions small_search(const std::string& cluster, int gbs, int seq) {
   PlanSearchOptions options;
-  options.space = {kRoot + "/" + cluster,
-                   kRoot + "/models/configs/llama-3.2-1b.json", gbs, seq, false};
+  options.space = {kRoot + "/" + cluster, kRoot + "/models/configs/llama-3.2-1b.json", gbs, seq,
+                   false};
   options.top = 5;
   options.jobs = 2;
   return options;
@@ -72,14 +72,16 @@ TEST_CASE("on a mixed cluster the best plan of every GPU subset equals brute for
   // The report names the GPUs the best plan leaves out, or says it uses them all.
   const std::string text = plan_text(result, options);
   CHECK(text.find("GPU subsets (best plan on each):") != std::string::npos);
-  const GpuSubset& chosen = result.subsets[result.outcomes[result.ranking.front()].candidate.subset];
-  CHECK(text.find(chosen.left_out.empty() ? "The best plan uses every GPU."
-                                          : "The best plan leaves out " + chosen.left_out_text) !=
-        std::string::npos);
+  const GpuSubset& chosen =
+      result.subsets[result.outcomes[result.ranking.front()].candidate.subset];
+  CHECK(text.find(chosen.left_out.empty()
+                      ? "The best plan uses every GPU."
+                      : "The best plan leaves out " + chosen.left_out_text) != std::string::npos);
 }
 
 TEST_CASE("the ranking is by the objective, ties by enumeration order") {
-  const PlanSearchResult result = search_plans(catalog(), small_search("topologies/clusters/dgx-a100-1node.json", 8, 256));
+  const PlanSearchResult result =
+      search_plans(catalog(), small_search("topologies/clusters/dgx-a100-1node.json", 8, 256));
   for (std::size_t k = 1; k < result.ranking.size(); ++k) {
     const PlanOutcome& a = result.outcomes[result.ranking[k - 1]];
     const PlanOutcome& b = result.outcomes[result.ranking[k]];
@@ -89,7 +91,8 @@ TEST_CASE("the ranking is by the objective, ties by enumeration order") {
     CHECK((ta < tb || (ta == tb && a.index < b.index)));
   }
   // The same search gives the same answer.
-  const PlanSearchResult again = search_plans(catalog(), small_search("topologies/clusters/dgx-a100-1node.json", 8, 256));
+  const PlanSearchResult again =
+      search_plans(catalog(), small_search("topologies/clusters/dgx-a100-1node.json", 8, 256));
   CHECK(again.ranking == result.ranking);
 }
 

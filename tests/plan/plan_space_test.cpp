@@ -5,8 +5,8 @@
 
 #include "base/error.hpp"
 #include "models/gpu_catalog.hpp"
-#include "topologies/cluster_loader.hpp"
 #include "tools/plan/plan_space.hpp"
+#include "topologies/cluster_loader.hpp"
 
 using namespace hetsim;
 using namespace hetsim::plan;
@@ -53,7 +53,8 @@ TEST_CASE("three sites give every union of sites their WAN links join") {
 }
 
 TEST_CASE("every candidate divides the heads, the layers, the GPUs and the batch") {
-  const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3.2-1b.json");
+  const TransformerConfig model =
+      load_transformer_config(kRoot + "/models/configs/llama-3.2-1b.json");
   const std::vector<GpuSubset> subsets = gpu_subsets(cluster("dgx-a100-1node.json"), catalog());
   PlanSpaceOptions options{"c.json", "m.json", 8, 512, false};
   const std::vector<PlanCandidate> candidates = enumerate_candidates(model, subsets, options);
@@ -69,7 +70,7 @@ TEST_CASE("every candidate divides the heads, the layers, the GPUs and the batch
     CHECK((c.vpp > 1) == (c.schedule == "interleaved"));
     if (c.pp == 1) CHECK(c.schedule == "1f1b");
     if (c.dp == 1) CHECK(c.zero_stage == 0);
-    CHECK(!c.balance_layers);  // one GPU type: the even split is the balanced one
+    CHECK(!c.balance_layers);          // one GPU type: the even split is the balanced one
     CHECK(c.placement == "megatron");  // one site
     schedules.insert(c.schedule);
   }
@@ -96,14 +97,16 @@ TEST_CASE("a candidate is the sweep point of run's flags") {
 }
 
 TEST_CASE("a global batch of zero is refused") {
-  const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3.2-1b.json");
+  const TransformerConfig model =
+      load_transformer_config(kRoot + "/models/configs/llama-3.2-1b.json");
   const std::vector<GpuSubset> subsets = gpu_subsets(cluster("dgx-a100-1node.json"), catalog());
   CHECK_THROWS_WITH_AS(enumerate_candidates(model, subsets, {"c", "m", 0, 512, false}),
                        "--gbs: got 0; expected a global batch size >= 1", Error);
 }
 
 TEST_CASE("mixed GPU types add balanced layers, three sites the site-aware placement") {
-  const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
+  const TransformerConfig model =
+      load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
   // 96 divides over the 48 GPUs of all three sites (dp 3, 6, 12 ...), as over 32 and 16.
   const PlanSpaceOptions options{"c.json", "m.json", 96, 4096, false};
   const std::vector<GpuSubset> mixed = gpu_subsets(cluster("mixed-a100-h100.json"), catalog());

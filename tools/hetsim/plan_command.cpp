@@ -29,14 +29,15 @@ struct PlanArgs {
 void run_plan(PlanArgs& args) {
   plan::PlanSearchOptions& search = args.search;
   if (args.budget < 0)
-    throw Error(fmt::format("--budget-usd-per-hour: got {}; expected dollars per hour > 0",
-                            args.budget));
+    throw Error(
+        fmt::format("--budget-usd-per-hour: got {}; expected dollars per hour > 0", args.budget));
   if (args.budget > 0) search.budget_usd_per_hour = args.budget;
   if (args.top < 1) throw Error(fmt::format("--top: got {}; expected a count >= 1", args.top));
   if (search.jobs < 0)
     throw Error(
         fmt::format("--jobs: got {}; expected a thread count >= 1 (0: every core)", search.jobs));
-  if (search.jobs == 0) search.jobs = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  if (search.jobs == 0)
+    search.jobs = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   if (search.space.seq_length < 1)
     throw Error(fmt::format("--seq-length: got {}; expected tokens >= 1", search.space.seq_length));
   search.top = static_cast<std::size_t>(args.top);

@@ -39,8 +39,7 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
   // Links so fast that the collectives cost nothing: what is left is the ops' own time.
   const TensorParallelLinks free_links{kFreeBandwidth, 0};
   const ExpertParallelLinks free_ep_links{kFreeBandwidth, 0};
-  const Timetable timetable =
-      make_timetable(run.schedule, plan.pp, plan.microbatches(), plan.vpp);
+  const Timetable timetable = make_timetable(run.schedule, plan.pp, plan.microbatches(), plan.vpp);
   UniformOpTimes times;
   times.forward_s = times.backward_s = times.weight_s = std::numeric_limits<double>::infinity();
   ChunkCost chunk;
@@ -51,10 +50,10 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
     // the peak rate alone.
     const double peak = gpu.peak(plan.dtype);
     const double forward = subset.measured_profiles ? chunk.forward_flops / peak : chunk.forward_s;
-    const double input = subset.measured_profiles ? chunk.backward_input_flops / peak
-                                                  : chunk.backward_input_s;
-    const double weight = subset.measured_profiles ? chunk.backward_weight_flops / peak
-                                                   : chunk.backward_weight_s;
+    const double input =
+        subset.measured_profiles ? chunk.backward_input_flops / peak : chunk.backward_input_s;
+    const double weight =
+        subset.measured_profiles ? chunk.backward_weight_flops / peak : chunk.backward_weight_s;
     const double recompute =
         subset.measured_profiles ? chunk.recompute_flops / peak : chunk.recompute_s;
     times.forward_s = std::min(times.forward_s, forward);

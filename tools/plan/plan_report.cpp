@@ -36,7 +36,8 @@ std::string no_plan_reason(const PlanSearchResult& result, std::size_t s,
   if (result.candidates_per_subset[s] == 0)
     return fmt::format("no plan: {} GPUs split into tp x pp x dp with no dp dividing --gbs {}",
                        subset.gpus, options.space.global_batch_size);
-  return fmt::format("none of its {} plans fits in memory and runs", result.candidates_per_subset[s]);
+  return fmt::format("none of its {} plans fits in memory and runs",
+                     result.candidates_per_subset[s]);
 }
 
 // A sentence on what leaving GPUs out of `all` does, from the best plans with and without.
@@ -44,8 +45,7 @@ std::string left_out_reason(const PlanOutcome& with_subset, const GpuSubset& sub
                             const PlanOutcome* all_gpus, Objective objective,
                             const std::string& no_plan_on_all) {
   if (all_gpus == nullptr)
-    return fmt::format("leaves out {}; with every GPU: {}", subset.left_out_text,
-                       no_plan_on_all);
+    return fmt::format("leaves out {}; with every GPU: {}", subset.left_out_text, no_plan_on_all);
   const PlanFigures a = plan_figures(*all_gpus);
   const PlanFigures s = plan_figures(with_subset);
   const char* unit = objective == Objective::kTime ? "s per iteration" : "$ per million tokens";
@@ -93,9 +93,8 @@ std::string why_text(const PlanOutcome& outcome, const PlanOutcome& best, Object
         {f.exposed_comm_s - b.exposed_comm_s, "exposed communication"},
         {f.compute_s - b.compute_s, "compute (recompute, TP collectives, GEMM sizes, GPUs)"},
     }};
-    const auto worst = std::max_element(parts.begin(), parts.end(), [](const auto& x, const auto& y) {
-      return x.first < y.first;
-    });
+    const auto worst = std::max_element(
+        parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     why = fmt::format("+{:.1f}% {}", 100 * (value_of(f, objective) / value_of(b, objective) - 1),
                       objective_name(objective));
     if (value_of(f, objective) == value_of(b, objective))
@@ -123,8 +122,7 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
   if (result.ranking.empty()) return out + "no candidate fits in memory and runs\n";
   const PlanOutcome& best = result.outcomes[result.ranking.front()];
   out += fmt::format("{:>4}  {:<64} {:>9} {:>10} {:>8} {:>15} {:>7} {:>9}  {}\n", "rank", "plan",
-                     "iter s", "tokens/s", "$/Mtok", "peak/free GiB", "bubble", "exp.comm",
-                     "why");
+                     "iter s", "tokens/s", "$/Mtok", "peak/free GiB", "bubble", "exp.comm", "why");
   const std::size_t shown = std::min(options.top, result.ranking.size());
   for (std::size_t k = 0; k < shown; ++k) {
     const PlanOutcome& o = result.outcomes[result.ranking[k]];
@@ -132,10 +130,11 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
     std::string plan = o.candidate.text();
     const GpuSubset& subset = result.subsets[o.candidate.subset];
     if (!subset.left_out.empty()) plan += fmt::format(" ({} GPUs)", subset.gpus);
-    out += fmt::format("{:>4}  {:<64} {:>9.3f} {:>10.0f} {:>8.3f} {:>7.1f}/{:<7.1f} {:>6.1f}% {:>9.3f}  {}\n",
-                       k + 1, plan, f.iteration_time_s, f.tokens_per_s, f.usd_per_million_tokens,
-                       f.peak_memory_gib, f.headroom_gib, 100 * f.bubble_fraction,
-                       f.exposed_comm_s, why_text(o, best, objective));
+    out += fmt::format(
+        "{:>4}  {:<64} {:>9.3f} {:>10.0f} {:>8.3f} {:>7.1f}/{:<7.1f} {:>6.1f}% {:>9.3f}  {}\n",
+        k + 1, plan, f.iteration_time_s, f.tokens_per_s, f.usd_per_million_tokens,
+        f.peak_memory_gib, f.headroom_gib, 100 * f.bubble_fraction, f.exposed_comm_s,
+        why_text(o, best, objective));
   }
   if (result.subsets.size() > 1) {
     out += "\nGPU subsets (best plan on each):\n";
@@ -151,18 +150,18 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
       }
       const PlanOutcome& o = result.outcomes[*own];
       const PlanFigures f = plan_figures(o);
-      out += fmt::format("  {} GPUs, {}: {} {:.3f} s, {:.0f} tokens/s, ${:.3f}/Mtok ({:+.1f}% {})\n",
-                         subset.gpus, subset_name(subset), o.candidate.text(), f.iteration_time_s,
-                         f.tokens_per_s, f.usd_per_million_tokens,
-                         100 * (o.objective(objective) / best.objective(objective) - 1),
-                         objective_name(objective));
+      out += fmt::format(
+          "  {} GPUs, {}: {} {:.3f} s, {:.0f} tokens/s, ${:.3f}/Mtok ({:+.1f}% {})\n", subset.gpus,
+          subset_name(subset), o.candidate.text(), f.iteration_time_s, f.tokens_per_s,
+          f.usd_per_million_tokens, 100 * (o.objective(objective) / best.objective(objective) - 1),
+          objective_name(objective));
     }
     const GpuSubset& chosen = result.subsets[best.candidate.subset];
-    out += chosen.left_out.empty()
-               ? "The best plan uses every GPU.\n"
-               : "The best plan " + left_out_reason(best, chosen, all_best, objective,
-                                                   no_plan_reason(result, 0, options)) +
-                     ".\n";
+    out += chosen.left_out.empty() ? "The best plan uses every GPU.\n"
+                                   : "The best plan " +
+                                         left_out_reason(best, chosen, all_best, objective,
+                                                         no_plan_reason(result, 0, options)) +
+                                         ".\n";
   }
   return out;
 }

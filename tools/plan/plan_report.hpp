@@ -15,12 +15,12 @@ struct PlanFigures {
   double tokens_per_s = 0;
   double usd_per_million_tokens = 0;
   double peak_memory_gib = 0;
-  double headroom_gib = 0;     // least free HBM over the GPUs used
+  double headroom_gib = 0;  // least free HBM over the GPUs used
   double bubble_fraction = 0;
-  double bubble_s = 0;         // bubble_fraction x pipeline time
-  double exposed_comm_s = 0;   // data-parallel reduction the backward did not hide (worst rank)
-  double compute_s = 0;        // the rest of the iteration
-  double wan_gb = 0;           // bytes over WAN links per iteration, 1e9
+  double bubble_s = 0;        // bubble_fraction x pipeline time
+  double exposed_comm_s = 0;  // data-parallel reduction the backward did not hide (worst rank)
+  double compute_s = 0;       // the rest of the iteration
+  double wan_gb = 0;          // bytes over WAN links per iteration, 1e9
 };
 PlanFigures plan_figures(const PlanOutcome& outcome);
 

@@ -59,10 +59,10 @@ PlanSearchResult search_plans(const GpuCatalog& catalog, const PlanSearchOptions
   const std::vector<PlanCandidate> candidates =
       enumerate_candidates(model, result.subsets, options.space);
   if (candidates.empty())
-    throw Error(fmt::format("no plan of {} on {} divides --gbs {} over the GPUs: choose a "
-                            "global batch with more factors of two",
-                            options.space.model_file, options.space.cluster_file,
-                            options.space.global_batch_size));
+    throw Error(fmt::format(
+        "no plan of {} on {} divides --gbs {} over the GPUs: choose a "
+        "global batch with more factors of two",
+        options.space.model_file, options.space.cluster_file, options.space.global_batch_size));
   result.enumerated = candidates.size();
   result.best_per_subset.assign(result.subsets.size(), std::nullopt);
   result.candidates_per_subset.assign(result.subsets.size(), 0);
@@ -134,8 +134,7 @@ PlanSearchResult search_plans(const GpuCatalog& catalog, const PlanSearchOptions
     }
     std::sort(result.ranking.begin(), result.ranking.end(), better);
   }
-  result.wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -48,7 +48,7 @@ struct PlanSearchResult {
   std::size_t pruned_memory = 0;
   std::size_t over_budget = 0;
   std::size_t pruned_bound = 0;
-  std::size_t refused = 0;           // the plan's flags refused before any simulation
+  std::size_t refused = 0;  // the plan's flags refused before any simulation
   std::size_t simulated = 0;
   std::size_t infeasible = 0;        // simulated, but refused or out of memory
   std::vector<std::size_t> ranking;  // feasible outcomes, best first (ties: lower index)

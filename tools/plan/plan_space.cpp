@@ -150,8 +150,8 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
                                                 const std::vector<GpuSubset>& subsets,
                                                 const PlanSpaceOptions& options) {
   if (options.global_batch_size < 1)
-    throw Error(fmt::format("--gbs: got {}; expected a global batch size >= 1",
-                            options.global_batch_size));
+    throw Error(
+        fmt::format("--gbs: got {}; expected a global batch size >= 1", options.global_batch_size));
   const std::vector<int> mbs_choices =
       options.wide ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2, 4};
   const std::vector<std::string> schedules =

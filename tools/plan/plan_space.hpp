@@ -30,11 +30,11 @@ struct GpuSubset {
   std::vector<std::string> left_out;  // empty: every GPU
   std::string left_out_text;          // "dc-c/rtx4090 (16 x rtx-4090)", or "" for none
   int gpus = 0;
-  int min_gpus_per_node = 0;          // tp stays inside a node
-  std::vector<std::string> gpu_types; // distinct catalog keys used
-  double usd_per_hour = 0;            // list price of the GPUs used
-  bool measured_profiles = false;     // some group used is costed by a calibration profile
-  int sites = 0;                      // sites with GPUs used
+  int min_gpus_per_node = 0;           // tp stays inside a node
+  std::vector<std::string> gpu_types;  // distinct catalog keys used
+  double usd_per_hour = 0;             // list price of the GPUs used
+  bool measured_profiles = false;      // some group used is costed by a calibration profile
+  int sites = 0;                       // sites with GPUs used
 };
 
 // Every GPU subset worth trying: all GPUs, and (when the cluster has more than one node group)
@@ -51,7 +51,7 @@ struct PlanCandidate {
   int vpp = 1;
   int mbs = 1;
   std::string schedule;
-  std::string recompute;   // none, selective, full
+  std::string recompute;  // none, selective, full
   int zero_stage = 0;
   double offload_fraction = 0;
   // Layers per stage from the heterogeneous partitioner (--balance-layers), tried where the
