@@ -27,7 +27,7 @@ TEST_CASE("keys set the fields their flags set, aliases and long names alike") {
   // Keys not given keep run's defaults.
   CHECK(plan.global_batch_size == 64);
   CHECK(plan.micro_batch_size == 1);
-  CHECK(job.variation.cache_key() == "||");
+  CHECK(job.variation.cache_key() == "|||");
 }
 
 TEST_CASE(

@@ -13,5 +13,6 @@ void add_sweep_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace hetsim::cli

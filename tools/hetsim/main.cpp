@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   hetsim::cli::add_merge_command(app);
   hetsim::cli::add_bench_command(app);
   hetsim::cli::add_serve_command(app);
+  hetsim::cli::add_plan_command(app);
   hetsim::add_calibrate_command(app);
   try {
     app.parse(argc, argv);

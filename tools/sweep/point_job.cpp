@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "tools/sweep/cluster_subset.hpp"
 
 namespace hetsim::sweep {
 
@@ -39,15 +40,32 @@ double variation_number(const std::string& key, const nlohmann::json& value, boo
   return value.get<double>();
 }
 
+// A list of site or "site/group" names (one name alone is taken as a list of one).
+std::vector<std::string> leave_out_names(const nlohmann::json& value) {
+  const auto fail = [&] {
+    return Error(fmt::format("{}: got {}; expected a list of sites or \"site/group\" names",
+                             kLeaveOutKey, value.dump()));
+  };
+  const nlohmann::json list = value.is_array() ? value : nlohmann::json::array({value});
+  std::vector<std::string> names;
+  for (const nlohmann::json& item : list) {
+    if (!item.is_string() || item.get<std::string>().empty()) throw fail();
+    names.push_back(item.get<std::string>());
+  }
+  return names;
+}
+
 }  // namespace
 
 std::string ClusterVariation::cache_key() const {
-  return fmt::format("{}|{}|{}", gpu_type,
+  return fmt::format("{}|{}|{}|{}", gpu_type,
                      wan_bandwidth_Gbps ? fmt::format("{}", *wan_bandwidth_Gbps) : "",
-                     wan_latency_ms ? fmt::format("{}", *wan_latency_ms) : "");
+                     wan_latency_ms ? fmt::format("{}", *wan_latency_ms) : "",
+                     fmt::join(leave_out, ","));
 }
 
 void ClusterVariation::apply(ClusterSpec& spec) const {
+  sweep::leave_out(spec, leave_out);
   if (!gpu_type.empty())
     for (SiteSpec& site : spec.sites)
       for (NodeGroupSpec& group : site.node_groups) group.gpu_type = gpu_type;
@@ -78,7 +96,7 @@ const std::vector<std::string>& job_keys() {
     for (const CLI::Option* option : app.get_options())
       for (const std::string& name : option->get_lnames())
         if (name != "help") names.push_back(name);
-    names.insert(names.end(), {kGpuTypeKey, kWanBandwidthKey, kWanLatencyKey});
+    names.insert(names.end(), {kGpuTypeKey, kWanBandwidthKey, kWanLatencyKey, kLeaveOutKey});
     return names;
   }();
   return keys;
@@ -95,6 +113,8 @@ PointJob parse_point_job(const nlohmann::json& settings) {
       job.variation.gpu_type = value.get<std::string>();
     } else if (key == kWanBandwidthKey) {
       job.variation.wan_bandwidth_Gbps = variation_number(key, value, false);
+    } else if (key == kLeaveOutKey) {
+      job.variation.leave_out = leave_out_names(value);
     } else if (key == kWanLatencyKey) {
       job.variation.wan_latency_ms = variation_number(key, value, true);
     } else {

@@ -17,11 +17,14 @@ namespace hetsim::sweep {
 inline constexpr const char* kGpuTypeKey = "gpu_type";
 inline constexpr const char* kWanBandwidthKey = "wan_bandwidth_Gbps";
 inline constexpr const char* kWanLatencyKey = "wan_latency_ms";
+// Node groups ("site/group") or sites left out of the cluster (cluster_subset.hpp).
+inline constexpr const char* kLeaveOutKey = "leave_out";
 
 struct ClusterVariation {
   std::string gpu_type;  // empty: as in the file
   std::optional<double> wan_bandwidth_Gbps;
   std::optional<double> wan_latency_ms;
+  std::vector<std::string> leave_out;  // empty: every GPU of the file
   // A printable key naming the variation (empty for none), for caching built clusters.
   std::string cache_key() const;
   void apply(ClusterSpec& spec) const;
