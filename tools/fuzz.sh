@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 dir=build-fuzz
-targets=(cluster model_config gpu_file timetable trace profile column_mapping expression csv)
+targets=(cluster model_config gpu_file timetable trace profile column_mapping expression csv sweep_spec)
 
 fuzz_binaries=()
 for t in "${targets[@]}"; do fuzz_binaries+=("fuzz_$t"); done
@@ -34,6 +34,7 @@ for t in "${targets[@]}"; do mkdir -p "$corpus/$t"; done
 cp topologies/clusters/*.json tests/data/clusters/*.json tests/cli/clusters/*.json \
    tests/cli/bad_inputs/cluster_*.json "$corpus/cluster/"
 cp models/configs/*.json "$corpus/model_config/"
+cp tools/sweep/examples/*.json tools/bench/sweep-*.json "$corpus/sweep_spec/"
 cp models/gpus/*.json "$corpus/gpu_file/"
 cp tests/cli/bad_inputs/deadlock_timetable.json "$corpus/timetable/"
 while read -r name options; do
