@@ -82,7 +82,8 @@ nlohmann::json SweepSpec::point(std::size_t index) const {
 
 nlohmann::json SweepSpec::job(std::size_t index) const {
   nlohmann::json settings = base;
-  for (const auto& [key, value] : point(index).items()) settings[key] = value;
+  const nlohmann::json own = point(index);  // named: items() would outlive a temporary
+  for (const auto& [key, value] : own.items()) settings[key] = value;
   return settings;
 }
 
