@@ -1,7 +1,7 @@
 // The main of the fuzz targets in builds without libFuzzer (HETSIM_FUZZ off): runs the target on
 // each file named (or on every file of each directory named, in name order), each in a child
-// process, and prints one line per input: "refused" or "accepted", the child's peak resident
-// memory in KiB and the file. tools/fuzz_memory.sh replays the fuzzing corpora with it in an
+// process, and prints one line per input: "refused", "accepted" (or "unreadable"), the child's
+// peak resident memory in KiB and the file. tools/fuzz_memory.sh replays the fuzzing corpora with it in an
 // optimised build, where the peak memory is the parser's own rather than the sanitizers'.
 // Exits 1 when a child ends other than by returning from the target.
 #include <sys/resource.h>
@@ -40,18 +40,23 @@ std::vector<std::string> inputs_of(int argc, char** argv) {
   return inputs;
 }
 
-// In the child: the target on the file's bytes; exit status 1 when the parser refused them.
+// Exit statuses of the child: the parser accepted the input, refused it, or the file could not be
+// read (gone since the directory was listed, as when a fuzzer is pruning its corpus meanwhile).
+constexpr int kAccepted = 0;
+constexpr int kRefused = 1;
+constexpr int kUnreadable = 2;
+
+// In the child: the target on the file's bytes.
 [[noreturn]] void replay(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", file.c_str());
-    std::exit(2);
+    std::exit(kUnreadable);
   }
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
                                 std::istreambuf_iterator<char>());
   LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   // exit, not _exit: the scratch directory of fuzz_input.hpp is removed by a static destructor.
-  std::exit(hetsim::fuzz::last_input_refused() ? 1 : 0);
+  std::exit(hetsim::fuzz::last_input_refused() ? kRefused : kAccepted);
 }
 
 }  // namespace
@@ -72,10 +77,12 @@ int main(int argc, char** argv) {
       std::perror("wait4");
       return 1;
     }
-    const bool returned = WIFEXITED(status) && WEXITSTATUS(status) <= 1;
-    if (!returned) broken = true;
-    const char* outcome =
-        !returned ? "broken" : (WEXITSTATUS(status) == 1 ? "refused" : "accepted");
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const char* outcome = code == kAccepted     ? "accepted"
+                          : code == kRefused    ? "refused"
+                          : code == kUnreadable ? "unreadable"
+                                                : "broken";
+    if (code < 0 || code > kUnreadable) broken = true;
     std::printf("%s %ld %s\n", outcome, usage.ru_maxrss, file.c_str());
   }
   return broken ? 1 : 0;
