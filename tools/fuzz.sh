@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # Fuzzes every input parser: builds the libFuzzer targets of tests/fuzz with clang, AddressSanitizer
 # and UndefinedBehaviorSanitizer into build-fuzz/, seeds each from the shipped files, runs each for
-# SECONDS (default 60) and prints its executions and peak memory. Fails when any target finds a
-# crash, a sanitizer report, an exception other than an input error, an input slower than 10 s or
-# one that needs more than 100 MiB in one allocation or 256 MiB in all; the input is kept in
-# build-fuzz/findings/TARGET/ (replay it: build-fuzz/tests/fuzz/TARGET FILE).
+# SECONDS (default 60), PARALLEL (default 1) at a time, and prints its executions, peak memory
+# and corpus size. Usage: tools/fuzz.sh [SECONDS [PARALLEL [TARGET...]]] (TARGETs: only those).
+# Fails when any target finds a crash, a sanitizer report, an exception other than an input
+# error, an input slower than 10 s or one that needs more than 100 MiB in one allocation or
+# 256 MiB in all; the input is kept in build-fuzz/findings/TARGET/ (replay it:
+# build-fuzz/tests/fuzz/TARGET FILE). tools/fuzz_memory.sh then bounds what refused inputs cost
+# without the sanitizers' overhead.
 # Needs clang and libclang-rt-14-dev (tools/install-deps.sh), and a hetsim binary ($HETSIM, else
 # build/tools/hetsim, built if absent) for the seeds that the shipped files do not hold as such
 # (timetables, a trace, profiles).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
+parallel=${2:-1}
 dir=build-fuzz
-targets=(cluster model_config gpu_file timetable trace profile column_mapping expression csv)
+targets=(cluster model_config gpu_file timetable trace profile column_mapping expression csv sweep_spec)
+run_targets=("${targets[@]}")
+if [ $# -gt 2 ]; then run_targets=("${@:3}"); fi
 
 fuzz_binaries=()
 for t in "${targets[@]}"; do fuzz_binaries+=("fuzz_$t"); done
@@ -34,6 +40,7 @@ for t in "${targets[@]}"; do mkdir -p "$corpus/$t"; done
 cp topologies/clusters/*.json tests/data/clusters/*.json tests/cli/clusters/*.json \
    tests/cli/bad_inputs/cluster_*.json "$corpus/cluster/"
 cp models/configs/*.json "$corpus/model_config/"
+cp tools/sweep/examples/*.json tools/bench/sweep-*.json "$corpus/sweep_spec/"
 cp models/gpus/*.json "$corpus/gpu_file/"
 cp tests/cli/bad_inputs/deadlock_timetable.json "$corpus/timetable/"
 while read -r name options; do
@@ -87,20 +94,35 @@ EOF
 # limit without being the input's doing.
 export ASAN_OPTIONS=quarantine_size_mb=16:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-failed=()
-printf '%-16s %8s %12s %10s %s\n' target seconds executions peak_RSS result
-for t in "${targets[@]}"; do
-  mkdir -p "$dir/findings/$t" "$dir/logs"
-  log=$dir/logs/$t.log
-  result=ok
+# One target's run; its outcome line goes to $dir/logs/TARGET.result for the table below.
+fuzz_target() {
+  local t=$1 log=$dir/logs/$1.log result=ok executions rss
+  mkdir -p "$dir/findings/$t"
   "$dir/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -malloc_limit_mb=100 -rss_limit_mb=256 -timeout=10 \
-    -print_final_stats=1 -artifact_prefix="$dir/findings/$t/" "$corpus/$t" >"$log" 2>&1 || {
+    -print_final_stats=1 -artifact_prefix="$dir/findings/$t/" "$corpus/$t" >"$log" 2>&1 ||
     result="FINDING (see $log)"
-    failed+=("$t")
-  }
   executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log")
-  printf '%-16s %8s %12s %7s MB %s\n' "$t" "$seconds" "${executions:-?}" "${rss:-?}" "$result"
+  printf '%-16s %8s %12s %7s MB %8s %s\n' "$t" "$seconds" "${executions:-?}" "${rss:-?}" \
+    "$(find "$corpus/$t" -type f | wc -l)" "$result" >"$dir/logs/$t.result"
+}
+mkdir -p "$dir/logs"
+running=0
+for t in "${run_targets[@]}"; do
+  rm -f "$dir/logs/$t.result"
+  fuzz_target "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$parallel" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
+failed=()
+printf '%-16s %8s %12s %10s %8s %s\n' target seconds executions peak_RSS corpus result
+for t in "${run_targets[@]}"; do
+  cat "$dir/logs/$t.result"
+  grep -q ' ok$' "$dir/logs/$t.result" || failed+=("$t")
 done
 if [ ${#failed[@]} -ne 0 ]; then
   echo "fuzzing found inputs that break: ${failed[*]} (inputs in $dir/findings/)" >&2

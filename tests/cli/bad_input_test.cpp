@@ -327,3 +327,26 @@ TEST_CASE("schedule's op times are finite, named by their flags, and --json goes
   CHECK(error_of("schedule --json --text", scratch) ==
         "--json and --text both print to standard output; give one (--svg draws the schedule to a file)");
 }
+
+TEST_CASE("validate and run refuse a timetable that cannot run with the same message") {
+  // What validates must run: a deadlock, a pair of an F with its own backward and a microbatch
+  // count the ops cannot hold each stop both commands with one message, each with a plan that
+  // fits the timetable's ranks and microbatches.
+  Scratch scratch;
+  const std::string own_pair = write_file(
+      scratch, "own_pair.json",
+      R"({"ranks": 1, "microbatches": 1, "stage_of": [[0]], "ops": [["F0", "B0"]], )"
+      R"("overlapped_pairs": [[0]]})");
+  const std::string too_many = write_file(
+      scratch, "too_many.json", R"({"ranks": 1, "microbatches": 300000000, "ops": [["F0", "B0"]]})");
+  const std::pair<std::string, std::string> cases[] = {
+      {kBad + "deadlock_timetable.json", "--tp 8 --pp 2 --gbs 4"},
+      {own_pair, "--tp 8 --pp 1 --gbs 4"},
+      {too_many, "--tp 8 --pp 1 --gbs 4"}};
+  for (const auto& [file, plan] : cases) {
+    CAPTURE(file);
+    const std::string message = error_of("validate " + file, scratch);
+    CHECK(message.rfind(file + ": ", 0) == 0);
+    CHECK(run_error(plan + " --timetable " + file) == message);
+  }
+}

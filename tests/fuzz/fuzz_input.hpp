@@ -68,14 +68,23 @@ inline const ScratchDirectory& scratch() {
   return directory;
 }
 
+// Whether the parser refused the latest input with an InputError: the replay main outside
+// fuzzing builds (fuzz_replay_main.cpp) reports it beside the input's peak memory.
+inline bool& last_input_refused() {
+  static bool refused = false;
+  return refused;
+}
+
 // Runs `parse` on one input. A hetsim::InputError is how a parser refuses bad input, and must
 // be one line; any other exception escapes and ends the run as a finding, as do crashes and
 // sanitizer reports.
 template <typename Parse>
 int expect_input_errors(Parse&& parse) {
+  last_input_refused() = false;
   try {
     std::forward<Parse>(parse)();
   } catch (const InputError& e) {
+    last_input_refused() = true;
     if (std::string_view(e.what()).find('\n') != std::string_view::npos)
       finding(std::string("an error message of more than one line: ") + e.what());
   }

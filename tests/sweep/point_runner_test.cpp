@@ -26,7 +26,7 @@ SweepSpec small_sweep() {
 }
 
 std::vector<json> run_all(const SweepSpec& spec, const hetsim::GpuCatalog& catalog, int jobs) {
-  std::vector<std::size_t> indexes(spec.points.size());
+  std::vector<std::size_t> indexes(spec.point_count);
   std::iota(indexes.begin(), indexes.end(), std::size_t{0});
   PointRunner runner(spec, catalog, indexes, jobs);
   std::vector<json> lines;
@@ -43,18 +43,18 @@ TEST_CASE("one thread and three give the same lines, one per point, invalid poin
   const auto catalog = hetsim::GpuCatalog::load(kRoot + "/models/gpus");
   const std::vector<json> one = run_all(spec, catalog, 1);
   const std::vector<json> three = run_all(spec, catalog, 3);
-  REQUIRE(one.size() == spec.points.size());
+  REQUIRE(one.size() == spec.point_count);
   CHECK(one == three);
   for (std::size_t i = 0; i < one.size(); ++i) {
     CAPTURE(one[i].dump());
     CHECK(one[i]["index"] == i);
-    CHECK(one[i]["point"] == spec.points[i]);
-    const bool tp3 = spec.points[i]["tp"] == 3;
+    CHECK(one[i]["point"] == spec.point(i));
+    const bool tp3 = spec.point(i)["tp"] == 3;
     CHECK(one[i].contains("error") == tp3);
     if (tp3) {
       CHECK(one[i]["error"].get<std::string>().find("tp") != std::string::npos);
     } else {
-      CHECK(one[i]["report"]["plan"]["tp"] == spec.points[i]["tp"]);
+      CHECK(one[i]["report"]["plan"]["tp"] == spec.point(i)["tp"]);
       CHECK(one[i]["report"]["iteration_time_s"].get<double>() > 0);
       CHECK_FALSE(one[i]["report"].contains("wall_s"));  // the same line in every run
     }

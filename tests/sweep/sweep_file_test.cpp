@@ -30,7 +30,7 @@ SweepSpec three_points() {
 
 json point_line(const SweepSpec& spec, std::size_t index) {
   return {{"index", index},
-          {"point", spec.points[index]},
+          {"point", spec.point(index)},
           {"error", "reason " + std::to_string(index)}};
 }
 

@@ -1,7 +1,10 @@
 // Sweep specs: expansion of axes into points, explicit point lists, and the errors for bad specs.
 #include <doctest/doctest.h>
 
+#include <numeric>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "tools/sweep/sweep_spec.hpp"
@@ -27,12 +30,12 @@ TEST_CASE("axes expand to their cartesian product, names in order, the last vary
       json::parse(
           R"({"base": {"gbs": 64}, "axes": {"tp": [1, 2], "pp": [1, 2, 4], "schedule": ["1f1b"]}})"),
       "spec.json");
-  REQUIRE(spec.points.size() == 6);
+  REQUIRE(spec.point_count == 6);
   // Names sorted: pp, schedule, tp; tp turns fastest.
-  CHECK(spec.points[0] == json::parse(R"({"pp": 1, "schedule": "1f1b", "tp": 1})"));
-  CHECK(spec.points[1] == json::parse(R"({"pp": 1, "schedule": "1f1b", "tp": 2})"));
-  CHECK(spec.points[2] == json::parse(R"({"pp": 2, "schedule": "1f1b", "tp": 1})"));
-  CHECK(spec.points[5] == json::parse(R"({"pp": 4, "schedule": "1f1b", "tp": 2})"));
+  CHECK(spec.point(0) == json::parse(R"({"pp": 1, "schedule": "1f1b", "tp": 1})"));
+  CHECK(spec.point(1) == json::parse(R"({"pp": 1, "schedule": "1f1b", "tp": 2})"));
+  CHECK(spec.point(2) == json::parse(R"({"pp": 2, "schedule": "1f1b", "tp": 1})"));
+  CHECK(spec.point(5) == json::parse(R"({"pp": 4, "schedule": "1f1b", "tp": 2})"));
   CHECK(spec.job(5) == json::parse(R"({"gbs": 64, "pp": 4, "schedule": "1f1b", "tp": 2})"));
 }
 
@@ -41,7 +44,7 @@ TEST_CASE("a point list is taken as it is; a point's key overrides the base") {
       json::parse(
           R"({"base": {"tp": 4, "gbs": 64}, "points": [{"tp": 8}, {"pp": 2, "gpu_type": "a100-80gb"}]})"),
       "spec.json");
-  REQUIRE(spec.points.size() == 2);
+  REQUIRE(spec.point_count == 2);
   CHECK(spec.job(0) == json::parse(R"({"tp": 8, "gbs": 64})"));
   CHECK(spec.job(1) == json::parse(R"({"tp": 4, "gbs": 64, "pp": 2, "gpu_type": "a100-80gb"})"));
 }
@@ -85,11 +88,29 @@ TEST_CASE("a product beyond the point limit is refused before it is expanded") {
   CHECK(error.find("expected at most 10000000 points in all") != std::string::npos);
 }
 
+TEST_CASE("a product of the most points allowed is taken without expanding it") {
+  // Seven axes of ten values: 10^7 points from 300 bytes. Expanded up front they took gigabytes.
+  json axes = json::object();
+  for (const char* key : {"tp", "pp", "mbs", "gbs", "seq-length", "vpp", "ep"}) {
+    std::vector<int> values(10);
+    std::iota(values.begin(), values.end(), 1);
+    axes[key] = values;
+  }
+  const auto spec = parse_sweep_spec(json{{"axes", axes}}, "spec.json");
+  REQUIRE(spec.point_count == 10'000'000);
+  // Names sorted: ep, gbs, mbs, pp, seq-length, tp, vpp; vpp turns fastest.
+  CHECK(spec.point(123'456) == json::parse(R"({"ep": 1, "gbs": 2, "mbs": 3, "pp": 4,
+                                                 "seq-length": 5, "tp": 6, "vpp": 7})"));
+  CHECK(spec.point(9'999'999) == json::parse(R"({"ep": 10, "gbs": 10, "mbs": 10, "pp": 10,
+                                                 "seq-length": 10, "tp": 10, "vpp": 10})"));
+  CHECK_THROWS_AS(spec.point(10'000'000), std::out_of_range);
+}
+
 TEST_CASE("the shipped example specs load") {
   for (const char* name : {"llama-3-8b-plans.json", "two-site-wan.json"}) {
     CAPTURE(name);
     const auto spec = hetsim::sweep::load_sweep_spec(std::string(HETSIM_SOURCE_DIR) +
                                                      "/tools/sweep/examples/" + name);
-    CHECK(spec.points.size() >= 24);
+    CHECK(spec.point_count >= 24);
   }
 }

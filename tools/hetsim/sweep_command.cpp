@@ -96,7 +96,7 @@ Setup set_up(const SweepArgs& args) {
               args.shard.empty() ? Shard{} : parse_shard(args.shard, "--shard"),
               GpuCatalog::load(gpu_catalog_dir()),
               {}};
-  std::vector<std::size_t> all(setup.spec.points.size());
+  std::vector<std::size_t> all(setup.spec.point_count);
   std::iota(all.begin(), all.end(), std::size_t{0});
   setup.selected = share_of(all, setup.shard.index, setup.shard.count);
   return setup;

@@ -60,7 +60,7 @@ class JobCache {
 };
 
 nlohmann::json run_point(const SweepSpec& spec, std::size_t index, JobCache& cache) {
-  nlohmann::json line{{"index", index}, {"point", spec.points.at(index)}};
+  nlohmann::json line{{"index", index}, {"point", spec.point(index)}};
   try {
     const PointJob job = parse_point_job(spec.job(index));
     const Cluster& cluster = cache.cluster(job.args.cluster, job.variation);

@@ -28,7 +28,7 @@ bool is_point_line(const nlohmann::json& line) {
 }  // namespace
 
 nlohmann::json sweep_header(const SweepSpec& spec, const Shard& shard) {
-  nlohmann::json sweep{{"base", spec.base}, {"points", spec.points.size()}};
+  nlohmann::json sweep{{"base", spec.base}, {"points", spec.point_count}};
   if (shard.count > 1) sweep["shard"] = shard.text();
   return {{"sweep", sweep}};
 }
@@ -106,7 +106,7 @@ std::vector<std::size_t> points_to_resume(const SweepFile& file, const std::stri
   for (std::size_t i = 0; i < file.lines.size(); ++i) {
     const nlohmann::json& line = file.lines[i];
     const std::size_t index = line["index"].get<std::size_t>();
-    if (index >= spec.points.size() || line["point"] != spec.points[index])
+    if (index >= spec.point_count || line["point"] != spec.point(index))
       throw Error(fmt::format(
           "{}: line {}: point {} {} is not the spec's point of that index; --resume needs "
           "the spec the sweep was started with",

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "base/error.hpp"
 #include "base/json_input.hpp"
@@ -34,7 +35,8 @@ void check_settings(const JsonInput& settings) {
   }
 }
 
-std::vector<nlohmann::json> expand_axes(const JsonInput& axes) {
+// Checks the axes and returns the number of points their product holds.
+std::size_t count_axes_points(const JsonInput& axes) {
   if (!axes.value().is_object() || axes.value().empty())
     axes.fail("an object of key -> list of values");
   std::size_t total = 1;
@@ -49,40 +51,39 @@ std::vector<nlohmann::json> expand_axes(const JsonInput& axes) {
       axes.fail(fmt::format("at most {} points in all", kMaxSweepPoints));
     total *= values.size();
   }
-  // Odometer over the axes in name order, the last one turning fastest.
-  std::vector<nlohmann::json> points;
-  points.reserve(total);
-  for (std::size_t n = 0; n < total; ++n) {
-    nlohmann::json point = nlohmann::json::object();
-    std::size_t rest = n;
-    const auto& items = axes.value();
-    for (auto it = items.rbegin(); it != items.rend(); ++it) {
-      point[it.key()] = (*it)[rest % it->size()];
-      rest /= it->size();
-    }
-    points.push_back(std::move(point));
-  }
-  return points;
+  return total;
 }
 
-std::vector<nlohmann::json> listed_points(const JsonInput& list) {
+// Checks the list and returns its length.
+std::size_t count_listed_points(const JsonInput& list) {
   if (!list.value().is_array() || list.value().empty())
     list.fail("a non-empty list of point objects");
   if (list.value().size() > kMaxSweepPoints)
     list.fail(fmt::format("at most {} points", kMaxSweepPoints));
-  std::vector<nlohmann::json> points;
-  for (std::size_t i = 0; i < list.array_size(); ++i) {
-    check_settings(list.at(i));
-    points.push_back(list.value()[i]);
-  }
-  return points;
+  for (std::size_t i = 0; i < list.array_size(); ++i) check_settings(list.at(i));
+  return list.value().size();
 }
 
 }  // namespace
 
+nlohmann::json SweepSpec::point(std::size_t index) const {
+  if (index >= point_count)
+    throw std::out_of_range(fmt::format("point {} of a sweep of {}", index, point_count));
+  if (!listed_points.is_null()) return listed_points[index];
+  // Odometer over the axes in name order, the last one turning fastest.
+  nlohmann::json point = nlohmann::json::object();
+  std::size_t rest = index;
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+    point[it.key()] = (*it)[rest % it->size()];
+    rest /= it->size();
+  }
+  return point;
+}
+
 nlohmann::json SweepSpec::job(std::size_t index) const {
   nlohmann::json settings = base;
-  for (const auto& [key, value] : points.at(index).items()) settings[key] = value;
+  const nlohmann::json own = point(index);  // named: items() would outlive a temporary
+  for (const auto& [key, value] : own.items()) settings[key] = value;
   return settings;
 }
 
@@ -97,7 +98,13 @@ SweepSpec parse_sweep_spec(const nlohmann::json& document, const std::string& fi
   }
   if (root.has("axes") == root.has("points"))
     root.fail("exactly one of \"axes\" (a cartesian product) and \"points\" (a list)");
-  spec.points = root.has("axes") ? expand_axes(root.at("axes")) : listed_points(root.at("points"));
+  if (root.has("axes")) {
+    spec.point_count = count_axes_points(root.at("axes"));
+    spec.axes = document.at("axes");
+  } else {
+    spec.point_count = count_listed_points(root.at("points"));
+    spec.listed_points = document.at("points");
+  }
   return spec;
 }
 

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 namespace hetsim::sweep {
 
@@ -18,9 +17,16 @@ inline constexpr std::size_t kMaxSweepPoints = 10'000'000;
 struct SweepSpec {
   std::string file;
   nlohmann::json base = nlohmann::json::object();  // key -> value, under every point
-  // Each point's own keys, in sweep order. Axes expand in the order of their names (JSON objects
-  // are read with sorted keys), the last name varying fastest.
-  std::vector<nlohmann::json> points;
+  // The points as listed ("points": an array), or the axes whose product they are ("axes": an
+  // object of name -> values); the other is null. Axes are expanded one point at a time, so a
+  // spec of millions of points costs no more memory than its text.
+  nlohmann::json listed_points;
+  nlohmann::json axes;
+  std::size_t point_count = 0;
+  // Point `index`'s own keys, in sweep order. Axes expand in the order of their names (JSON
+  // objects are read with sorted keys), the last name varying fastest. Throws std::out_of_range
+  // past the last point.
+  nlohmann::json point(std::size_t index) const;
   // The base job with the point's keys on top.
   nlohmann::json job(std::size_t index) const;
 };

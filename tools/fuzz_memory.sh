@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Bounds the memory a refused input costs: replays every input fuzzing kept (build-fuzz/corpus/
+# and build-fuzz/findings/ of tools/fuzz.sh) through the same fuzz targets built in build/ without
+# libFuzzer or sanitizers (tests/fuzz/fuzz_replay_main.cpp runs each input in a child process and
+# reads its peak resident memory from wait4), and prints per target the inputs refused and
+# accepted and the largest peak of each. Fails when a refused input peaks above LIMIT_MIB
+# (default 100) or a replay ends other than by returning.
+# Usage: tools/fuzz_memory.sh [LIMIT_MIB]   (after tools/fuzz.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit_mib=${1:-100}
+fuzz_dir=build-fuzz
+out=$fuzz_dir/memory
+if [ ! -d "$fuzz_dir/corpus" ]; then
+  echo "no $fuzz_dir/corpus: run tools/fuzz.sh first" >&2
+  exit 1
+fi
+targets=()
+for d in "$fuzz_dir"/corpus/*/; do targets+=("$(basename "$d")"); done
+binaries=()
+for t in "${targets[@]}"; do binaries+=("fuzz_$t"); done
+HETSIM_TARGETS="${binaries[*]}" tools/build.sh build >/dev/null
+mkdir -p "$out"
+
+failed=()
+printf '%-16s %8s %8s %14s %14s %s\n' target refused accepted refused_peak accepted_peak result
+for t in "${targets[@]}"; do
+  inputs=("$fuzz_dir/corpus/$t")
+  [ -d "$fuzz_dir/findings/$t" ] && inputs+=("$fuzz_dir/findings/$t")
+  result=ok
+  # One line per input: refused|accepted|broken, peak KiB, file.
+  build/tests/fuzz/fuzz_$t "${inputs[@]}" >"$out/$t.txt" || result="BROKEN (see $out/$t.txt)"
+  read -r refused accepted refused_kib accepted_kib worst < <(awk '
+    $1 == "refused" { n_r++; if ($2 > max_r) { max_r = $2; worst = $3 } }
+    $1 == "accepted" { n_a++; if ($2 > max_a) max_a = $2 }
+    END { printf "%d %d %d %d %s\n", n_r, n_a, max_r, max_a, (worst == "" ? "-" : worst) }' "$out/$t.txt")
+  if [ "$refused_kib" -gt $((limit_mib * 1024)) ]; then
+    result="OVER ${limit_mib} MiB: $worst"
+  fi
+  [ "$result" = ok ] || failed+=("$t")
+  printf '%-16s %8d %8d %10.1f MiB %10.1f MiB %s\n' "$t" "$refused" "$accepted" \
+    "$(awk -v k="$refused_kib" 'BEGIN { print k / 1024 }')" \
+    "$(awk -v k="$accepted_kib" 'BEGIN { print k / 1024 }')" "$result"
+done
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "refused inputs over ${limit_mib} MiB or broken replays: ${failed[*]} (lists in $out/)" >&2
+  exit 1
+fi
