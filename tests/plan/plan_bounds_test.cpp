@@ -30,7 +30,7 @@ void check_bounds_below_simulation(const std::string& cluster_name, const std::s
   const std::vector<PlanCandidate> candidates = enumerate_candidates(model, subsets, options);
   sweep::SweepSpec spec;
   for (const PlanCandidate& c : candidates)
-    spec.points.push_back(c.point(options, subsets[c.subset]));
+    spec.add_point(c.point(options, subsets[c.subset]));
   std::vector<std::size_t> all(candidates.size());
   std::iota(all.begin(), all.end(), std::size_t{0});
   sweep::PointRunner runner(spec, catalog, all, 4);

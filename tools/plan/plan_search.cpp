@@ -76,7 +76,7 @@ PlanSearchResult search_plans(const GpuCatalog& catalog, const PlanSearchOptions
     outcome.index = i;
     outcome.candidate = candidates[i];
     const GpuSubset& subset = result.subsets[candidates[i].subset];
-    spec.points.push_back(candidates[i].point(options.space, subset));
+    spec.add_point(candidates[i].point(options.space, subset));
     try {
       outcome.bounds = plan_bounds(model, catalog, subset, candidates[i], options.space);
       if (!outcome.bounds.fits())

@@ -80,6 +80,12 @@ nlohmann::json SweepSpec::point(std::size_t index) const {
   return point;
 }
 
+void SweepSpec::add_point(nlohmann::json own) {
+  if (listed_points.is_null()) listed_points = nlohmann::json::array();
+  listed_points.push_back(std::move(own));
+  ++point_count;
+}
+
 nlohmann::json SweepSpec::job(std::size_t index) const {
   nlohmann::json settings = base;
   const nlohmann::json own = point(index);  // named: items() would outlive a temporary

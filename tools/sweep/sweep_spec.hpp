@@ -29,6 +29,8 @@ struct SweepSpec {
   nlohmann::json point(std::size_t index) const;
   // The base job with the point's keys on top.
   nlohmann::json job(std::size_t index) const;
+  // Appends a listed point (a spec built in code, such as a plan search's candidates).
+  void add_point(nlohmann::json own);
 };
 
 // Reads and checks a spec: unknown keys (with the nearest known one), empty or non-list axes,
