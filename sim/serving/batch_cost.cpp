@@ -109,30 +109,28 @@ double ReplicaCost::layer_token_seconds(int stage, long tokens) const {
   return seconds;
 }
 
-double ReplicaCost::prefill_attention_seconds(int stage, const IterationWork& w) const {
-  if (w.prefill_tokens <= 0) return 0;
+double ReplicaCost::attention_seconds(int stage, long query_tokens, double attended_pairs,
+                                      double key_tokens) const {
   const TransformerConfig& m = *model_;
   const double d = m.head_dim();
   const double heads = static_cast<double>(m.num_heads) / tp_;
   const double kv_heads = std::ceil(static_cast<double>(m.num_kv_heads) / tp_);
-  const double q = static_cast<double>(w.prefill_tokens) * heads * d;
+  const double q = static_cast<double>(query_tokens) * heads * d;
   KernelWork work;
-  work.flops = 4.0 * heads * d * w.prefill_attention_pairs;
-  work.bytes = element_bytes_ * (2 * q + 2 * w.prefill_key_tokens * kv_heads * d);
+  work.flops = 4.0 * heads * d * attended_pairs;
+  work.bytes = element_bytes_ * (2 * q + 2 * key_tokens * kv_heads * d);
   return kernel_time(KernelKind::kGemm, work, *stages_[stage].gpu, dtype_);
+}
+
+double ReplicaCost::prefill_attention_seconds(int stage, const IterationWork& w) const {
+  if (w.prefill_tokens <= 0) return 0;
+  return attention_seconds(stage, w.prefill_tokens, w.prefill_attention_pairs, w.prefill_key_tokens);
 }
 
 double ReplicaCost::decode_attention_seconds(int stage, const IterationWork& w) const {
   if (w.decode_tokens <= 0) return 0;
-  const TransformerConfig& m = *model_;
-  const double d = m.head_dim();
-  const double heads = static_cast<double>(m.num_heads) / tp_;
-  const double kv_heads = std::ceil(static_cast<double>(m.num_kv_heads) / tp_);
-  const double q = static_cast<double>(w.decode_tokens) * heads * d;
-  KernelWork work;
-  work.flops = 4.0 * heads * d * w.decode_key_tokens;
-  work.bytes = element_bytes_ * (2 * q + 2 * w.decode_key_tokens * kv_heads * d);
-  return kernel_time(KernelKind::kGemm, work, *stages_[stage].gpu, dtype_);
+  // Each decode token attends to its whole cached context: pairs = keys read.
+  return attention_seconds(stage, w.decode_tokens, w.decode_key_tokens, w.decode_key_tokens);
 }
 
 double ReplicaCost::embedding_seconds(int stage, long tokens) const {

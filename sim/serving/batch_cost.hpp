@@ -79,6 +79,11 @@ class ReplicaCost {
   double lm_head_seconds(int stage, long tokens, long sampled) const;
 
  private:
+  // The attention core of one layer on `stage`: Q·K^T and P·V over `attended_pairs` query-key
+  // pairs (4 FLOPs per pair and head dimension), reading Q, writing O and reading the K and V of
+  // `key_tokens` keys.
+  double attention_seconds(int stage, long query_tokens, double attended_pairs, double key_tokens) const;
+
   const TransformerConfig* model_;
   Dtype dtype_;
   int tp_;

@@ -36,7 +36,7 @@ int ReplicaScheduler::new_slot() {
   return slot;
 }
 
-void ReplicaScheduler::enqueue(int request, long prompt_tokens, long output_tokens) {
+int ReplicaScheduler::new_sequence(int request, long prompt_tokens, long output_tokens) {
   const int slot = new_slot();
   Sequence& s = slots_[slot];
   s = Sequence{};
@@ -44,17 +44,16 @@ void ReplicaScheduler::enqueue(int request, long prompt_tokens, long output_toke
   s.prompt = prompt_tokens;
   s.output = output_tokens;
   s.target = prompt_tokens;
-  waiting_.push_back(slot);
+  return slot;
+}
+
+void ReplicaScheduler::enqueue(int request, long prompt_tokens, long output_tokens) {
+  waiting_.push_back(new_sequence(request, prompt_tokens, output_tokens));
 }
 
 void ReplicaScheduler::enqueue_prefilled(int request, long prompt_tokens, long output_tokens) {
-  const int slot = new_slot();
+  const int slot = new_sequence(request, prompt_tokens, output_tokens);
   Sequence& s = slots_[slot];
-  s = Sequence{};
-  s.request = request;
-  s.prompt = prompt_tokens;
-  s.output = output_tokens;
-  s.target = prompt_tokens;
   s.cached = prompt_tokens;
   s.generated = 1;
   s.in_prefill = false;

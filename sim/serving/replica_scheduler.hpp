@@ -98,6 +98,8 @@ class ReplicaScheduler {
   bool admit_front(long blocks);
   void admit_prefilled();
   int new_slot();
+  // A fresh sequence of `request` in a free slot, waiting for its prompt; returns the slot.
+  int new_sequence(int request, long prompt_tokens, long output_tokens);
   void preempt(std::size_t running_index);
   bool grow_to(Sequence& s, long tokens);
 

@@ -13,23 +13,15 @@
 #include "sim/collectives/alpha_beta.hpp"
 #include "sim/collectives/collective_plan.hpp"
 #include "sim/collectives/flow_collective.hpp"
+#include "collective_test_support.hpp"
 #include "topologies/cluster_loader.hpp"
 
 using namespace hetsim;
 
 namespace {
 
-const Cluster& dgx_h100_4node() {
-  static const Cluster cluster = load_cluster(
-      std::string(HETSIM_SOURCE_DIR) + "/topologies/clusters/dgx-h100-4node.json", {"h100-sxm"});
-  return cluster;
-}
-
-std::vector<GpuId> first_gpus(int n) {
-  std::vector<GpuId> gpus(static_cast<std::size_t>(n));
-  std::iota(gpus.begin(), gpus.end(), 0);
-  return gpus;
-}
+using test::dgx_h100_4node;
+using test::first_gpus;
 
 double flow_s(CollectiveOp op, CollectiveAlgo algo, const std::vector<GpuId>& gpus, double bytes) {
   const Cluster& c = dgx_h100_4node();
