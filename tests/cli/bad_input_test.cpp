@@ -13,6 +13,10 @@
 #include <string>
 #include <utility>
 
+#include "cli_test_support.hpp"
+
+using hetsim::test::slurp;
+
 namespace {
 
 const std::string kRoot = HETSIM_SOURCE_DIR;
@@ -23,13 +27,6 @@ struct Outcome {
   std::string out;
   std::string err;
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Runs hetsim with `args` in a scratch directory; the trace goes to trace.json there.
 Outcome run_hetsim(const std::string& args, const std::filesystem::path& dir) {

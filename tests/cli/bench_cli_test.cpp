@@ -17,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using hetsim::test::shell;
+using hetsim::test::slurp;
 
 const std::string kHetsim = HETSIM_BINARY;
 
@@ -29,13 +30,6 @@ struct Scratch {
   std::string at(const std::string& name) const { return (path / name).string(); }
   fs::path path;
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace
 

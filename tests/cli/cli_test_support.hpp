@@ -1,6 +1,6 @@
 #pragma once
 // What the command-line tests share: running a shell command for its exit status and reading the
-// JSON a run wrote.
+// files a run wrote.
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -17,11 +17,14 @@ inline int shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-inline nlohmann::json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
+// A file's bytes as they are (empty when it cannot be read).
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
+  return s.str();
 }
+
+inline nlohmann::json read_json(const std::filesystem::path& path) { return nlohmann::json::parse(slurp(path)); }
 
 }  // namespace hetsim::test

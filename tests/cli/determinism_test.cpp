@@ -12,16 +12,8 @@
 
 #include "cli_test_support.hpp"
 
-namespace {
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-}  // namespace
-
 using hetsim::test::shell;
+using hetsim::test::slurp;
 
 TEST_CASE("identical runs give identical traces and reports") {
   const auto dir = std::filesystem::temp_directory_path() / ("hetsim-det-" + std::to_string(::getpid()));

@@ -15,6 +15,7 @@
 
 using hetsim::test::read_json;
 using hetsim::test::shell;
+using hetsim::test::slurp;
 
 namespace {
 
@@ -25,13 +26,6 @@ std::filesystem::path scratch(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / ("hetsim-serve-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir / name;
-}
-
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace

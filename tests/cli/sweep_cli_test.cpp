@@ -23,6 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using hetsim::test::shell;
+using hetsim::test::slurp;
 using nlohmann::json;
 
 const std::string kRoot = HETSIM_SOURCE_DIR;
@@ -39,13 +40,6 @@ struct Scratch {
   fs::path path;
   static inline int counter = 0;
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Llama-3.2-1B on one DGX A100: 48 points, tp 3 invalid on 8 GPUs.
 std::string write_spec(const Scratch& scratch, int gbs = 32) {

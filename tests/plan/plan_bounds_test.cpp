@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "models/gpu_catalog.hpp"
+#include "plan_test_support.hpp"
 #include "tools/plan/plan_bounds.hpp"
 #include "tools/sweep/point_runner.hpp"
 #include "tools/sweep/sweep_spec.hpp"
@@ -17,11 +18,11 @@ using namespace hetsim::plan;
 
 namespace {
 
-const std::string kRoot = HETSIM_SOURCE_DIR;
+using test::kRoot;
 
 void check_bounds_below_simulation(const std::string& cluster_name, const std::string& model_name,
                                    int gbs, int seq, bool wide) {
-  const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
+  const GpuCatalog& catalog = test::catalog();
   const PlanSpaceOptions options{kRoot + "/" + cluster_name,
                                  kRoot + "/models/configs/" + model_name, gbs, seq, wide};
   const TransformerConfig model = load_transformer_config(options.model_file);

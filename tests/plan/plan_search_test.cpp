@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "models/gpu_catalog.hpp"
+#include "plan_test_support.hpp"
 #include "tools/plan/plan_report.hpp"
 #include "tools/plan/plan_search.hpp"
 
@@ -12,12 +13,8 @@ using namespace hetsim::plan;
 
 namespace {
 
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
-const GpuCatalog& catalog() {
-  static const GpuCatalog c = GpuCatalog::load(kRoot + "/models/gpus");
-  return c;
-}
+using test::catalog;
+using test::kRoot;
 
 // `cluster` relative to the source root.
 PlanSearchOptions small_search(const std::string& cluster, int gbs, int seq) {

@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "models/gpu_catalog.hpp"
+#include "plan_test_support.hpp"
 #include "tools/plan/plan_space.hpp"
 #include "topologies/cluster_loader.hpp"
 
@@ -13,12 +14,8 @@ using namespace hetsim::plan;
 
 namespace {
 
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
-const GpuCatalog& catalog() {
-  static const GpuCatalog c = GpuCatalog::load(kRoot + "/models/gpus");
-  return c;
-}
+using test::catalog;
+using test::kRoot;
 
 ClusterSpec cluster(const std::string& name) {
   return load_cluster_spec(kRoot + "/topologies/clusters/" + name, catalog().keys());
