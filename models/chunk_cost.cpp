@@ -304,6 +304,23 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
     c.params += model.final_norm_params();
   }
   c.output_bytes = act_bytes;
+  // Scatter/gather: a received slice is all-gathered over the tensor-parallel group before the
+  // op that uses it (gather_split_1d_tensor on the compute stream): the forward's input on every
+  // stage but the first, the output gradient on every stage but the last.
+  if (plan.scatter_gather_p2p && !plan.sequence_parallel && t > 1) {
+    const double gather = tp(TpCollective::kAllGather, act_bytes);
+    const double sent = ring_bytes_sent(TpCollective::kAllGather, act_bytes, t);
+    if (!span.has_embedding) {
+      c.forward_s += gather;
+      c.tp_comm_forward_s += gather;
+      c.tp_bytes_forward += sent;
+    }
+    if (!span.has_lm_head) {
+      c.backward_input_s += gather;
+      c.tp_comm_backward_s += gather;
+      c.tp_bytes_backward += sent;
+    }
+  }
 
   // The optimizer step as Megatron-LM runs it (bf16 training, fp32 main parameters, --clip-grad
   // on by default), over this GPU's parameter shard (from ZeRO stage 1: dense ones over dp,

@@ -25,6 +25,11 @@ struct ParallelPlan {
   int seq_length = 2048;        // --seq-length
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
+  // --scatter-gather-tensors-in-pipeline: Megatron-LM's pipeline scatter/gather optimisation
+  // (Narayanan et al., SC'21, Sec. 4.1; on by default in Megatron-LM until Megatron-core, which
+  // dropped it): without sequence parallelism each tensor-parallel rank sends 1/tp of the
+  // replicated output over its own NIC and the receiver all-gathers it over NVLink.
+  bool scatter_gather_p2p = false;
   bool flash_attention = false;  // no s^2 score/softmax tensors kept (FlashAttention)
   // --bf16 / --fp16: the dtype of weights, activations and every GEMM (the linear layers' GEMMs
   // in FP8 when `fp8` is set). Only bf16 and fp16 are training dtypes here.
@@ -46,6 +51,9 @@ struct ParallelPlan {
   bool grads_in_fp32() const {
     return dtype != Dtype::kFp16 || accumulate_allreduce_grads_in_fp32;
   }
+  // Each tensor-parallel rank sends 1/pipeline_send_shards() of a stage's output: its sequence
+  // shard with sequence parallelism, its slice with scatter/gather, else the whole tensor.
+  int pipeline_send_shards() const { return sequence_parallel || scatter_gather_p2p ? tp : 1; }
   int microbatches() const { return global_batch_size / (micro_batch_size * dp); }
   int virtual_stages() const { return pp * vpp; }
   // The stage in force: distributed_optimizer alone means stage 1.

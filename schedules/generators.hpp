@@ -20,6 +20,15 @@ Timetable make_1f1b(int ranks, int microbatches);
 // (0 means p); it must lie in [p, m] and m mod g must be 0 or >= p, as Megatron-LM requires.
 Timetable make_interleaved(int ranks, int microbatches, int chunks_per_rank, int group_size = 0);
 
+// What Megatron-LM's interleaved schedule waits for when it does not overlap its p2p
+// communication: each steady-state round (an F, then a B) ends with one
+// send_forward_backward_recv_forward_backward, so the forward's output leaves only after the
+// backward (Timetable::late_sends), and the receives of the next F and the next B are posted
+// and waited for together before that F (Timetable::early_receives); the last warm-up forward's
+// call already receives the first backward's gradient. Adds those links to a timetable
+// make_interleaved built with the same group size.
+void add_megatron_interleaved_p2p_links(Timetable& t, int group_size = 0);
+
 // Looped breadth-first (Lamy-Poirier 2023): GPipe's order over the looped placement, chunk by
 // chunk. With one chunk it is GPipe.
 Timetable make_looped_bfs(int ranks, int microbatches, int chunks_per_rank);

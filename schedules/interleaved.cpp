@@ -31,6 +31,12 @@ std::vector<std::pair<int, int>> forward_table(int microbatches, int chunks, int
   return table;
 }
 
+// Forwards rank `rank` runs before its first backward, as Megatron-LM's
+// get_num_warmup_microbatches counts them.
+int warmup_forwards(int ranks, int rank, int chunks_per_rank, int group, int total) {
+  return std::min(2 * (ranks - rank - 1) + (chunks_per_rank - 1) * group, total);
+}
+
 }  // namespace
 
 Timetable make_interleaved(int ranks, int microbatches, int chunks_per_rank, int group_size) {
@@ -64,7 +70,7 @@ Timetable make_interleaved(int ranks, int microbatches, int chunks_per_rank, int
   for (int rank = 0; rank < ranks; ++rank) {
     auto& list = t.ops[rank];
     list.reserve(2 * static_cast<std::size_t>(total));
-    const int warmup = std::min(2 * (ranks - rank - 1) + (chunks_per_rank - 1) * group, total);
+    const int warmup = warmup_forwards(ranks, rank, chunks_per_rank, group, total);
     for (int k = 0; k < warmup; ++k) list.push_back(forward_op(k));
     for (int k = 0; k + warmup < total; ++k) {
       list.push_back(forward_op(k + warmup));
@@ -73,6 +79,23 @@ Timetable make_interleaved(int ranks, int microbatches, int chunks_per_rank, int
     for (int k = total - warmup; k < total; ++k) list.push_back(backward_op(k));
   }
   return t;
+}
+
+void add_megatron_interleaved_p2p_links(Timetable& t, int group_size) {
+  const int group = group_size > 0 ? group_size : t.ranks;
+  const int total = t.microbatches * t.chunks_per_rank;
+  t.late_sends.assign(static_cast<std::size_t>(t.ranks), {});
+  t.early_receives.assign(static_cast<std::size_t>(t.ranks), {});
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    // Steady-state rounds only: where every forward is a warm-up one, Megatron-LM receives the
+    // first gradient by itself after the last forward (all_warmup_microbatches).
+    const int warmup = warmup_forwards(t.ranks, rank, t.chunks_per_rank, group, total);
+    for (int k = 0; warmup + k < total; ++k) {
+      const OpLink round{warmup + 2 * k, warmup + 2 * k + 1};
+      t.late_sends[rank].push_back(round);
+      t.early_receives[rank].push_back(round);
+    }
+  }
 }
 
 }  // namespace hetsim

@@ -50,6 +50,7 @@ ScheduleReplay replay_schedule(const Timetable& timetable, const AbstractCosts& 
                       std::vector<ChunkCost>(static_cast<std::size_t>(timetable.chunks_per_rank), chunk));
   inputs.abstract_transfer_s = costs.transfer;
   inputs.offload_fraction = costs.offload_fraction;
+  inputs.p2p = costs.p2p;
   if (costs.offload_fraction > 0) {
     if (!(costs.offload > 0)) throw PlanError("offloading needs a copy time > 0");
     // Activations count in stage units, so one stage's activations take `offload`.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schedules/timetable.hpp"
+#include "sim/pipeline_replay.hpp"
 #include "sim/replay_observer.hpp"
 
 namespace hetsim {
@@ -20,6 +21,7 @@ struct AbstractCosts {
   double transfer = 0;
   double offload_fraction = 0;  // PipeOffload: share of activations sent to host memory
   double offload = 1;           // time to copy one stage's activations to or from the host
+  P2pSync p2p = P2pSync::kAsync;  // what ranks wait for around their sends
 };
 
 // The three bubble definitions of the literature, each under its own name.

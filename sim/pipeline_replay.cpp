@@ -100,6 +100,8 @@ struct WorkerState {
   double op_seconds = 0;
   double activation_bytes = 0;
   std::vector<std::uint32_t> channels;  // ids of channels this worker sends on
+  int sends_in_flight = 0;  // P2pSync::kBatched: sends of its last op not yet delivered
+  std::vector<std::uint32_t> parked;  // transfers to this worker waiting for its receive
 };
 
 // The ops that produce a chunk's weight gradients (B, or W when the backward is split), by
@@ -163,6 +165,44 @@ GatheredOps gathered_ops(const Timetable& t, const std::vector<RankSync>& sync) 
   return g;
 }
 
+// When a rank posts the receive of an input from another rank (P2pSync::kBatched): with the
+// sends of the op at `after` (-1: before its first op), or, `separate`, only once they are done.
+struct ReceivePost {
+  int after = -1;
+  bool separate = false;
+};
+
+std::size_t receive_key(int stage, int microbatch, TransferKind kind, int microbatches) {
+  return (static_cast<std::size_t>(stage) * microbatches + microbatch) * 2 +
+         (kind == TransferKind::kActivation ? 0 : 1);
+}
+
+// [rank][receive_key] for each F and B of the rank: Megatron-LM posts an op's receive after the
+// op before it, or ahead of that where step() waits for it early (Timetable::early_receives);
+// separately where the two ops are of one kind.
+std::vector<std::vector<ReceivePost>> receive_posts(const Timetable& t,
+                                                    const std::vector<std::vector<int>>& early_receive) {
+  std::vector<std::vector<ReceivePost>> posts;
+  const std::size_t keys = static_cast<std::size_t>(t.stages()) * t.microbatches * 2;
+  for (int rank = 0; rank < t.ranks; ++rank) {
+    const auto& ops = t.ops[rank];
+    std::vector<ReceivePost> of_rank(keys);
+    std::vector<int> after(ops.size());
+    for (std::size_t q = 0; q < ops.size(); ++q) after[q] = static_cast<int>(q) - 1;
+    for (std::size_t e = 0; e < ops.size(); ++e)
+      if (const int ahead = early_receive[rank][e]; ahead >= 0) after[ahead] = static_cast<int>(e) - 1;
+    for (std::size_t q = 0; q < ops.size(); ++q) {
+      const ScheduledOp& op = ops[q];
+      if (op.kind == OpKind::kWeight) continue;
+      const TransferKind kind = op.kind == OpKind::kForward ? TransferKind::kActivation : TransferKind::kGradient;
+      const bool separate = after[q] >= 0 && ops[after[q]].kind == op.kind;
+      of_rank[receive_key(t.stage(rank, op.chunk), op.microbatch, kind, t.microbatches)] = {after[q], separate};
+    }
+    posts.push_back(std::move(of_rank));
+  }
+  return posts;
+}
+
 class PipelineReplay : public EventHandler, public FlowListener {
  public:
   explicit PipelineReplay(const ReplayInputs& in)
@@ -209,6 +249,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     pair_starts_ = pair_starts(t_);
     early_receive_ = early_receive_targets(t_);
     late_send_ = late_send_targets(t_);
+    if (in.p2p != P2pSync::kAsync) receive_posts_ = receive_posts(t_, early_receive_);
     offload_ = plan_offload(t_, in.offload_fraction);
     if (!offload_.empty() && in.host_copy_bytes_per_s.size() != workers_.size())
       throw SimulationError("offloading needs a host copy bandwidth for every worker");
@@ -377,7 +418,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     WorkerState& state = workers_[worker];
     const int rank = rank_of(worker);
     const auto& ops = t_.ops[rank];
-    if (state.busy || state.next_op >= ops.size()) return;
+    if (state.busy || state.next_op >= ops.size() || state.sends_in_flight > 0) return;
     const ScheduledOp& op = ops[state.next_op];
     if (!ready_at(worker, state.next_op)) return;
     state.busy = true;
@@ -519,6 +560,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       if (closes_pair) send_late_outputs(worker, position - 1);
     }
     if (state.next_op == t_.ops[rank].size()) sync_->worker_finished(rank, now);
+    release_parked(worker);
     try_start(worker);
   }
 
@@ -603,9 +645,48 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const auto id = static_cast<std::uint32_t>(transfers_.size());
     transfers_.push_back(Transfer{channel_for(worker, dst_worker, kind), replica, dst_stage,
                                   microbatch, 0, 0, 0, 0, cost.output_bytes});
-    Channel& channel = channels_[transfers_.back().channel];
+    if (in_.p2p != P2pSync::kAsync) {
+      ++workers_[worker].sends_in_flight;
+      if (!receive_posted(dst_worker, id)) {
+        workers_[dst_worker].parked.push_back(id);
+        return;
+      }
+    }
+    enqueue(id);
+  }
+
+  void enqueue(std::uint32_t id) {
+    const std::uint32_t channel_id = transfers_[id].channel;
+    Channel& channel = channels_[channel_id];
     channel.queue.push_back(id);
-    if (!channel.busy) start_next(transfers_.back().channel);
+    if (!channel.busy) start_next(channel_id);
+  }
+
+  // Whether the worker receiving transfer `id` has posted its receive: the op before the one
+  // the transfer feeds is done (and, posted separately, its own sends delivered).
+  bool receive_posted(int dst_worker, std::uint32_t id) const {
+    const Transfer& transfer = transfers_[id];
+    const int rank = rank_of(dst_worker);
+    const ReceivePost& post =
+        receive_posts_[rank][receive_key(transfer.dst_stage, transfer.microbatch,
+                                                 channels_[transfer.channel].kind, microbatches_)];
+    if (post.after < 0) return true;
+    const WorkerState& state = workers_[dst_worker];
+    const auto after = static_cast<std::size_t>(post.after);
+    if (state.next_op != after + 1) return state.next_op > after + 1;
+    if (state.busy) return true;  // the next op started, so the sends of `after` are done
+    return !(post.separate && in_.p2p == P2pSync::kSeparateWithinPhase) || state.sends_in_flight == 0;
+  }
+
+  // The worker may have posted receives: the transfers waiting for them start, in order.
+  void release_parked(int worker) {
+    auto& parked = workers_[worker].parked;
+    if (parked.empty()) return;
+    std::vector<std::uint32_t> waiting;
+    std::vector<std::uint32_t> ready;
+    for (std::uint32_t id : parked) (receive_posted(worker, id) ? ready : waiting).push_back(id);
+    parked = std::move(waiting);
+    for (std::uint32_t id : ready) enqueue(id);
   }
 
   std::uint32_t channel_for(int src, int dst, TransferKind kind) {
@@ -661,6 +742,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
     mark_arrived(transfer.replica, transfer.dst_stage, transfer.microbatch, channel.kind);
     if (!network_) start_next(transfer.channel);
     try_start(channel.dst);
+    if (in_.p2p != P2pSync::kAsync && --workers_[channel.src].sends_in_flight == 0) {
+      release_parked(channel.src);
+      try_start(channel.src);
+    }
   }
 
   void mark_arrived(int replica, int stage, int microbatch, TransferKind kind) {
@@ -707,6 +792,12 @@ class PipelineReplay : public EventHandler, public FlowListener {
       if (workers_[worker].next_op >= ops.size()) break;
       const ScheduledOp op = ops[workers_[worker].next_op];
       const int stage = t_.stage(rank, op.chunk);
+      if (workers_[worker].sends_in_flight > 0) {
+        if (!chain.empty()) chain += ", which ";
+        chain += fmt::format("{} (replica {}) waits for its sends to be received", describe(t_, RankOp{rank, op}),
+                             replica);
+        break;
+      }
       RankOp needed{rank, op};
       const std::uint8_t f = flags(replica, stage, op.microbatch);
       if (op.kind == OpKind::kForward) {
@@ -776,6 +867,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<std::vector<char>> pair_starts_;  // [rank][position]
   std::vector<std::vector<int>> early_receive_;  // [rank][position] -> later position or -1
   std::vector<std::vector<int>> late_send_;      // [rank][position] -> later position or -1
+  std::vector<std::vector<ReceivePost>> receive_posts_;  // [rank][receive_key]
   OffloadPlan offload_;
   std::vector<Channel> channels_;
   std::vector<Transfer> transfers_;

@@ -36,6 +36,23 @@ class TransferRoutes {
   virtual double wire_share(int /*src_worker*/, int /*dst_worker*/) { return 1.0; }
 };
 
+// What a rank waits for around its pipeline sends and receives.
+enum class P2pSync {
+  // A send leaves when its op is done and the sender goes on: an isend waited for only when its
+  // buffer is reused, as with Megatron-LM's --overlap-p2p-comm.
+  kAsync,
+  // Megatron-LM's p2p_communication._communicate without --overlap-p2p-comm: after an op the
+  // rank posts its sends and the receive of its next op as one batch_isend_irecv and waits for
+  // all of it before computing again. A send completes only once the receiver has posted the
+  // matching receive: NCCL moves a message through the connection's buffer (NCCL_BUFFSIZE,
+  // 4 MiB by default), so a tensor larger than that cannot finish before the peer's recv runs.
+  kBatched,
+  // kBatched where forward and backward alternate (send_forward_recv_backward); where two ops of
+  // one kind follow each other (1F1B's warmup and cooldown) Megatron-LM's 1F1B calls
+  // send_forward and then recv_forward, so the next receive is posted once the sends are done.
+  kSeparateWithinPhase,
+};
+
 struct ReplayInputs {
   const Timetable* timetable = nullptr;
   int replicas = 1;
@@ -60,6 +77,7 @@ struct ReplayInputs {
   double offload_fraction = 0;
   std::vector<double> host_copy_bytes_per_s;
   ReplayObserver* observer = nullptr;
+  P2pSync p2p = P2pSync::kAsync;
 };
 
 struct ReplayStats {

@@ -141,7 +141,7 @@ ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalo
   if (plan.pp > 1) {
     const GpuId from = gpus.front();
     const GpuId to = placement.worker_gpus(1).front();
-    const double bytes = plan.sequence_parallel ? cost.output_bytes / plan.tp : cost.output_bytes;
+    const double bytes = cost.output_bytes / plan.pipeline_send_shards();
     options.transfer_s = cluster.route_latency_s(from, to) +
                          bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(from, to);
   }
@@ -214,6 +214,16 @@ Timetable build_timetable(const Cluster& cluster, const GpuCatalog& catalog,
           : make_timetable(options.schedule, plan.pp, plan.microbatches(), chunks_or_splits);
   validate(t);
   return t;
+}
+
+// What the pipeline ranks wait for around their sends: Megatron-LM's own schedules wait for each
+// batch of sends and receives unless --overlap-p2p-comm; the other schedules' runtimes (and a
+// timetable file, whose runtime is unknown) leave sends in flight.
+P2pSync p2p_sync(const RunOptions& options, const Timetable& t) {
+  if (options.overlap_p2p_comm || options.timetable) return P2pSync::kAsync;
+  if (t.kind == "1f1b") return P2pSync::kSeparateWithinPhase;
+  if (t.kind == "interleaved") return P2pSync::kBatched;
+  return P2pSync::kAsync;
 }
 
 // Position of every virtual stage along the path(s) that visit it: which model slice it holds.
@@ -392,7 +402,7 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
     // Reduced once every sync_every steps.
     traffic.gradient_bytes.push_back(cost.params * bytes_per_param(plan).gradients / sync_every);
     if (rank == 0) {
-      const double output = plan.sequence_parallel ? cost.output_bytes / plan.tp : cost.output_bytes;
+      const double output = cost.output_bytes / plan.pipeline_send_shards();
       traffic.activation_bytes = output * 2 * plan.microbatches();
     }
   }
@@ -514,7 +524,9 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     timetable_options.memory_limit_microbatches =
         zb_auto_memory_fit(cluster, catalog, model, plan, placement, options);
   if (zb_auto_generated) result.zb_auto_memory_limit = timetable_options.memory_limit_microbatches;
-  const Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, timetable_options);
+  Timetable timetable = build_timetable(cluster, catalog, model, plan, placement, timetable_options);
+  const P2pSync p2p = p2p_sync(options, timetable);
+  if (p2p == P2pSync::kBatched) add_megatron_interleaved_p2p_links(timetable);
   result.schedule = timetable.kind;
   result.offload_fraction = options.offload_fraction;
   plan.vpp = timetable.chunks_per_rank;
@@ -588,8 +600,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                                 &result.cost_sources, ep_links);
       ChunkCost cost = per_segment(it->second, timetable.sequence_splits);
       // Megatron-core sends the whole activation from every tensor-parallel rank, or only its
-      // sequence shard with sequence parallelism.
-      if (plan.sequence_parallel) cost.output_bytes /= plan.tp;
+      // sequence shard with sequence parallelism (its slice with scatter/gather).
+      cost.output_bytes /= plan.pipeline_send_shards();
       inputs.costs[w].push_back(cost);
       params_on_gpu[w] += cost.params;
       expert_params_on_gpu[w] += cost.expert_params;
@@ -620,6 +632,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   inputs.links = network_links(cluster);  // with WAN bandwidth traces where the cluster has them
   inputs.observer = observer;
   inputs.offload_fraction = options.offload_fraction;
+  inputs.p2p = p2p;
   for (int w = 0; w < placement.workers(); ++w)
     inputs.host_copy_bytes_per_s.push_back(
         catalog.at(cluster.gpu(placement.worker_gpus(w).front()).gpu_type).pcie_bytes_per_s);

@@ -40,6 +40,10 @@ struct RunOptions {
   // requires): the updated parameters are gathered during the next iteration's forward, each
   // chunk's before its first forward, instead of after the optimizer step.
   bool overlap_param_gather = false;
+  // --overlap-p2p-comm: pipeline sends leave without the sender waiting for them. Without it the
+  // Megatron-LM schedules (1f1b, interleaved) wait for each op's batch of sends and receives
+  // (sim/pipeline_replay.hpp, P2pSync); the other schedules' runtimes never wait for a send.
+  bool overlap_p2p_comm = false;
   double ddp_bucket_params = 0;
   // --placement site-aware: order the sites so that pipeline boundaries cross the fastest WAN
   // links (sim/site_placement.hpp); otherwise Megatron's rank order over the cluster file's GPUs.

@@ -136,3 +136,32 @@ TEST_CASE("TP time: exposed forward, all-gathers beside dgrads, input-gradient c
   CHECK(rel(sp.tp_comm_backward_s, expected_b) < 1e-12);
   CHECK(rel(sp.backward_overlap_s, ag + qkv_w - pair_s(ag, qkv_w) + ag + up_w - pair_s(ag, up_w)) < 1e-12);
 }
+
+TEST_CASE("scatter/gather: a stage all-gathers each received slice before using it") {
+  // Narayanan et al. 2021, Sec. 4.1: each tensor-parallel rank sends 1/t of the replicated
+  // output, and the receiver all-gathers the whole S = b*s*h*2 over its group: one ring
+  // all-gather before every F but the first stage's, one before every B but the last stage's.
+  const auto m = llama2_7b();
+  hetsim::ParallelPlan plan = tp8_plan();
+  const hetsim::TensorParallelLinks links{300e9, 3e-6};
+  const double S = 2.0 * 2 * 4096 * 4096, gather = hetsim::ring_all_gather_s(S, 8, links);
+  const hetsim::ChunkSpan first{0, 4, true, false}, middle{4, 4, false, false}, last{8, 4, false, true};
+  hetsim::ParallelPlan sg = plan;
+  sg.scatter_gather_p2p = true;
+  CHECK(plan.pipeline_send_shards() == 1);
+  CHECK(sg.pipeline_send_shards() == 8);
+  for (const auto& span : {first, middle, last}) {
+    const auto whole = hetsim::cost_chunk(m, plan, unit_gpu(), span, links);
+    const auto sliced = hetsim::cost_chunk(m, sg, unit_gpu(), span, links);
+    const double f = span.has_embedding ? 0 : gather, b = span.has_lm_head ? 0 : gather;
+    CHECK(sliced.forward_s - whole.forward_s == doctest::Approx(f).epsilon(1e-12));
+    CHECK(sliced.backward_input_s - whole.backward_input_s == doctest::Approx(b).epsilon(1e-12));
+    CHECK(sliced.tp_bytes_forward - whole.tp_bytes_forward ==
+          doctest::Approx(span.has_embedding ? 0 : 7.0 / 8 * S).epsilon(1e-12));
+  }
+  // With sequence parallelism the output is already sharded by sequence: nothing to gather.
+  plan.sequence_parallel = sg.sequence_parallel = true;
+  CHECK(sg.pipeline_send_shards() == 8);
+  CHECK(hetsim::cost_chunk(m, sg, unit_gpu(), middle, links).forward_s ==
+        hetsim::cost_chunk(m, plan, unit_gpu(), middle, links).forward_s);
+}

@@ -66,6 +66,9 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
                  "activation recomputation: none, selective or full")
       ->capture_default_str();
   cmd.add_flag("--sequence-parallel", plan.sequence_parallel, "Megatron sequence parallelism");
+  cmd.add_flag("--scatter-gather-tensors-in-pipeline", plan.scatter_gather_p2p,
+               "without sequence parallelism, each tensor-parallel rank sends 1/tp of a stage's "
+               "output and the receiver all-gathers it (Megatron-LM before Megatron-core)");
   cmd.add_flag("--use-flash-attn", plan.flash_attention,
                "FlashAttention: no s^2 attention tensors kept");
   CLI::Option* bf16 = cmd.add_flag("--bf16", args.bf16, "train in bf16 (the default)");
@@ -122,6 +125,9 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
                "distributed optimizer: gather updated parameters during the next forward, each "
                "model chunk's "
                "before its first forward, instead of after the optimizer step (Megatron)");
+  cmd.add_flag("--overlap-p2p-comm", args.options.overlap_p2p_comm,
+               "pipeline sends leave without the sender waiting for them (Megatron); otherwise "
+               "1f1b and interleaved wait for each op's sends and receives as Megatron-LM does");
   cmd.add_option("--ddp-bucket-size", args.options.ddp_bucket_params,
                  "parameters per gradient bucket (0: Megatron's max(40M, 1M x dp))")
       ->capture_default_str();
