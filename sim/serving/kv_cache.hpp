@@ -29,6 +29,13 @@ KvCacheBudget kv_cache_budget(const TransformerConfig& model, Dtype dtype, int t
                               bool first_stage, bool last_stage, const GpuSpec& gpu,
                               const KvCacheLimits& limits);
 
+// The first stage's budget when it also runs a speculative-decoding draft model (`draft`: the
+// draft's budget alone on the same GPU): both models' weights, the larger of the two workspaces
+// (their passes run one after the other), and each block holds its tokens' keys and values in
+// both models' caches. Throws PlanError as kv_cache_budget does.
+KvCacheBudget with_draft_model(const KvCacheBudget& stage, const KvCacheBudget& draft, const GpuSpec& gpu,
+                               int block_tokens);
+
 // Blocks holding `tokens` tokens.
 inline long blocks_for(long tokens, int block_tokens) { return (tokens + block_tokens - 1) / block_tokens; }
 

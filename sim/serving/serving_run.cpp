@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <random>
 
 #include "base/error.hpp"
 #include "models/calibration/profile.hpp"
@@ -26,6 +27,7 @@ struct MicroBatch {
 
 struct Replica {
   std::unique_ptr<ReplicaCost> cost;
+  std::unique_ptr<ReplicaCost> draft;  // speculative decoding: the draft on stage 0's GPUs
   std::vector<MicroBatch> micro_batches;
   std::vector<double> stage_free_s;  // when each stage finishes the work handed to it so far
   std::vector<double> stage_kv_bytes_per_token;  // per GPU of each stage
@@ -154,9 +156,12 @@ class ServingReplay : public EventHandler {
     stage_start_.assign(pp, 0);
     stage_s_.assign(pp, 0);
     double ready = engine_.now();
+    double draft_s = 0;
+    for (const IterationWork& pass : mb.step.draft_passes) draft_s += rep.draft->iteration_seconds(pass);
+    stats.draft_busy_s += draft_s;
     for (int s = 0; s < pp; ++s) {
       stage_start_[s] = std::max(ready, rep.stage_free_s[s]);
-      stage_s_[s] = rep.cost->stage_seconds(s, mb.step.work);
+      stage_s_[s] = rep.cost->stage_seconds(s, mb.step.work) + (s == 0 ? draft_s : 0);
       rep.stage_free_s[s] = stage_start_[s] + stage_s_[s];
       stats.stage_busy_s[s] += stage_s_[s];
       ready = rep.stage_free_s[s] + rep.cost->transfer_seconds(s, mb.step.work);
@@ -225,11 +230,30 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
   if (options.prefill_replicas < 0 || (options.prefill_replicas > 0 && options.prefill_replicas >= replicas))
     throw PlanError(fmt::format("serve: --prefill-replicas {} must leave at least one of the {} replicas to decode",
                                 options.prefill_replicas, replicas));
+  if (options.draft_model != nullptr) {
+    if (options.spec_tokens < 1)
+      throw PlanError(fmt::format("serve: --spec-tokens {} must be at least 1 with a draft model", options.spec_tokens));
+    if (!(options.acceptance_rate >= 0 && options.acceptance_rate <= 1))
+      throw PlanError(fmt::format("serve: --acceptance-rate {} must be in [0, 1]", options.acceptance_rate));
+    if (options.draft_model->vocab_size != model.vocab_size)
+      throw PlanError(fmt::format("serve: draft model {} has a vocabulary of {} tokens, target {} one of {}; "
+                                  "the draft must share the target's tokenizer",
+                                  options.draft_model->name, options.draft_model->vocab_size, model.name,
+                                  model.vocab_size));
+  }
   long longest = 0;
   for (const Request& r : requests) longest = std::max<long>(longest, r.prompt_tokens + r.output_tokens - 1L);
 
   ServingResult result;
   result.prefill_replicas = options.prefill_replicas;
+  std::mt19937_64 acceptance_rng(options.speculative_seed);
+  SpeculativeDecoding speculation;
+  if (options.draft_model != nullptr) {
+    speculation = {options.spec_tokens, options.acceptance_rate, &acceptance_rng};
+    result.spec_tokens = options.spec_tokens;
+    result.acceptance_rate = options.acceptance_rate;
+    result.draft_model = options.draft_model->name;
+  }
   result.max_batched_tokens = options.max_batched_tokens > 0 ? options.max_batched_tokens
                               : options.scheduler == SchedulerKind::kSarathi
                                   ? kSarathiTokenBudget
@@ -276,10 +300,18 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
       }
       stats.stage_gpu_types.push_back(hw.gpu->key);
     }
-    reps[r].cost = std::make_unique<ReplicaCost>(model, options.dtype, options.tp, stages);
+    reps[r].cost = std::make_unique<ReplicaCost>(model, options.dtype, options.tp, stages, options.layers_per_stage);
+    if (options.draft_model != nullptr)
+      reps[r].draft = std::make_unique<ReplicaCost>(*options.draft_model, options.dtype, options.tp,
+                                                    std::vector<StageHardware>{stages.front()});
     for (int s = 0; s < options.pp; ++s) {
-      const KvCacheBudget budget = kv_cache_budget(model, options.dtype, options.tp, reps[r].cost->stage_layers(s),
-                                                   s == 0, s == options.pp - 1, *stages[s].gpu, kv_limits);
+      KvCacheBudget budget = kv_cache_budget(model, options.dtype, options.tp, reps[r].cost->stage_layers(s),
+                                             s == 0, s == options.pp - 1, *stages[s].gpu, kv_limits);
+      if (s == 0 && options.draft_model != nullptr)
+        budget = with_draft_model(budget,
+                                  kv_cache_budget(*options.draft_model, options.dtype, options.tp,
+                                                  options.draft_model->num_layers, true, true, *stages[s].gpu, kv_limits),
+                                  *stages[s].gpu, options.block_tokens);
       stats.stage_layers.push_back(reps[r].cost->stage_layers(s));
       reps[r].stage_kv_bytes_per_token.push_back(budget.kv_bytes_per_token);
       if (blocks < 0 || budget.blocks < blocks) {
@@ -301,7 +333,7 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
     limits.block_tokens = options.block_tokens;
     limits.num_blocks = share;
     reps[r].micro_batches.resize(options.pp);
-    for (MicroBatch& mb : reps[r].micro_batches) mb.scheduler = std::make_unique<ReplicaScheduler>(options.scheduler, limits);
+    for (MicroBatch& mb : reps[r].micro_batches) mb.scheduler = std::make_unique<ReplicaScheduler>(options.scheduler, limits, speculation);
     reps[r].stage_free_s.assign(options.pp, 0);
   }
 
@@ -317,7 +349,10 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
     last = std::max(last, out.finish_s);
   }
   for (int r = 0; r < replicas; ++r) {
-    for (const MicroBatch& mb : reps[r].micro_batches) result.replicas[r].preemptions += mb.scheduler->preemptions();
+    for (const MicroBatch& mb : reps[r].micro_batches) {
+      result.replicas[r].preemptions += mb.scheduler->preemptions();
+      result.replicas[r].speculation.add(mb.scheduler->speculation_stats());
+    }
     if (reps[r].used_blocks() != 0 || reps[r].outstanding() != 0)
       throw SimulationError(fmt::format("serve: replica {} ended holding {} blocks and {} requests", r,
                                         reps[r].used_blocks(), reps[r].outstanding()));
