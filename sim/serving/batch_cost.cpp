@@ -82,17 +82,21 @@ ReplicaCost::ReplicaCost(const TransformerConfig& model, Dtype dtype, int tp,
   layer_cache_.resize(stages_.size());
 }
 
-void ReplicaCost::set_split(std::vector<int> layers_per_stage) {
+void check_layer_split(const TransformerConfig& model, int stages, const std::vector<int>& layers_per_stage) {
   int sum = 0;
   bool positive = true;
   for (const int n : layers_per_stage) {
     sum += n;
     positive = positive && n >= 1;
   }
-  if (layers_per_stage.size() != stages_.size() || !positive || sum != model_->num_layers)
+  if (static_cast<int>(layers_per_stage.size()) != stages || !positive || sum != model.num_layers)
     throw PlanError(fmt::format("serve: layers per stage {} must give each of the {} stages at least one layer and "
                                 "sum to the {} layers of {}",
-                                fmt::join(layers_per_stage, ","), stages_.size(), model_->num_layers, model_->name));
+                                fmt::join(layers_per_stage, ","), stages, model.num_layers, model.name));
+}
+
+void ReplicaCost::set_split(std::vector<int> layers_per_stage) {
+  check_layer_split(*model_, pp(), layers_per_stage);
   layers_ = std::move(layers_per_stage);
 }
 

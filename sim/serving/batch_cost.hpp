@@ -53,6 +53,10 @@ struct StageHardware {
   double next_bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
 };
 
+// Throws PlanError unless `layers_per_stage` gives each of `stages` stages at least one layer and
+// sums to the model's layers.
+void check_layer_split(const TransformerConfig& model, int stages, const std::vector<int>& layers_per_stage);
+
 class ReplicaCost {
  public:
   // `layers_per_stage` gives each stage's layers (one count per stage, each >= 1, summing to the

@@ -28,6 +28,15 @@ void count_blocks(KvCacheBudget& b, int block_tokens, const std::string& what) {
 
 }  // namespace
 
+double kv_bytes_per_token_per_layer(const TransformerConfig& model, Dtype dtype, int tp) {
+  const double kv_heads = std::ceil(static_cast<double>(model.num_kv_heads) / tp);
+  return 2.0 * kv_heads * model.head_dim() * activation_element_bytes(dtype);
+}
+
+double layer_weight_bytes(const TransformerConfig& model, Dtype dtype, int tp) {
+  return model.layer_params() / tp * activation_element_bytes(dtype);
+}
+
 KvCacheBudget kv_cache_budget(const TransformerConfig& model, Dtype dtype, int tp, int layers,
                               bool first_stage, bool last_stage, const GpuSpec& gpu,
                               const KvCacheLimits& limits) {
@@ -50,8 +59,7 @@ KvCacheBudget kv_cache_budget(const TransformerConfig& model, Dtype dtype, int t
   const double ffn = static_cast<double>(model.ffn_hidden_size) / tp;
   b.workspace_bytes = e * t * (2.0 * model.hidden_size + 3.0 * ffn) +
                       4.0 * limits.max_num_seqs * static_cast<double>(model.vocab_size);
-  const double kv_heads = std::ceil(static_cast<double>(model.num_kv_heads) / tp);
-  b.kv_bytes_per_token = 2.0 * layers * kv_heads * model.head_dim() * e;
+  b.kv_bytes_per_token = layers * kv_bytes_per_token_per_layer(model, dtype, tp);
   count_blocks(b, limits.block_tokens, fmt::format("{} layers of {} on {} with tp {}", layers, model.name, gpu.key, tp));
   return b;
 }

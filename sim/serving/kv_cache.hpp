@@ -24,6 +24,11 @@ struct KvCacheBudget {
   long blocks = 0;                  // floor((usable - weights - workspace) / (block * per token))
 };
 
+// Bytes of one token's keys and values in one layer, on one GPU of a tp group.
+double kv_bytes_per_token_per_layer(const TransformerConfig& model, Dtype dtype, int tp);
+// Bytes of one layer's weights on one GPU of a tp group, in the serving precision.
+double layer_weight_bytes(const TransformerConfig& model, Dtype dtype, int tp);
+
 // Throws PlanError naming the GPU when the weights and workspace leave no room for one block.
 KvCacheBudget kv_cache_budget(const TransformerConfig& model, Dtype dtype, int tp, int layers,
                               bool first_stage, bool last_stage, const GpuSpec& gpu,

@@ -243,6 +243,12 @@ void ReplicaScheduler::add_draft_prefills(Step& step) const {
   }
 }
 
+void ReplicaScheduler::resize_cache(long num_blocks) {
+  free_blocks_ += num_blocks - limits_.num_blocks;
+  limits_.num_blocks = num_blocks;
+  while (free_blocks_ < 0 && !running_.empty()) preempt(running_.size() - 1);
+}
+
 bool ReplicaScheduler::plan(Step& step) {
   long preempted_before = preemptions_;
   for (;;) {

@@ -106,6 +106,10 @@ class ReplicaScheduler {
   // sequences freed.
   void complete(const Step& step, StepOutcome& outcome);
 
+  // The cache changes size (a re-split moved layers between stages): when the used blocks no
+  // longer fit, the newest sequences are preempted until they do.
+  void resize_cache(long num_blocks);
+
   long used_blocks() const { return limits_.num_blocks - free_blocks_; }
   long preemptions() const { return preemptions_; }
   const SpeculationStats& speculation_stats() const { return speculation_stats_; }

@@ -152,6 +152,22 @@ nlohmann::json serving_report_json(const ServingResult& result, const ServingMet
           {"joules_per_output_token", m.joules_per_output_token},
           {"events", result.events},
           {"replica_details", replicas}};
+  if (!result.reconfigurations.empty()) {
+    nlohmann::json moves = nlohmann::json::array();
+    for (const Reconfiguration& rc : result.reconfigurations)
+      moves.push_back({{"replica", rc.replica},
+                       {"from_layers", rc.from_layers},
+                       {"to_layers", rc.to_layers},
+                       {"requested_s", rc.requested_s},
+                       {"drained_s", rc.drained_s},
+                       {"transfer_s", rc.transfer_s},
+                       {"pause_s", rc.pause_s()},
+                       {"layers_moved", rc.layers_moved},
+                       {"kv_blocks", rc.kv_blocks},
+                       {"weights_bytes", rc.weights_bytes},
+                       {"kv_bytes", rc.kv_bytes}});
+    report["reconfigurations"] = moves;
+  }
   if (result.spec_tokens > 0)
     report["speculative"] = {{"draft_model", result.draft_model},
                              {"spec_tokens", result.spec_tokens},
@@ -181,6 +197,21 @@ std::string serving_report_table(const ServingResult& result, const ServingMetri
                      "{:.3f} tokens per verification step (eq. 1 expects {:.3f})",
                      result.draft_model, result.spec_tokens, result.acceptance_rate, m.acceptance_observed,
                      m.tokens_per_step, m.expected_tokens_per_step));
+  if (!result.reconfigurations.empty()) {
+    double weights = 0, kv = 0, pause = 0, worst = 0;
+    for (const Reconfiguration& rc : result.reconfigurations) {
+      weights += rc.weights_bytes;
+      kv += rc.kv_bytes;
+      pause += rc.pause_s();
+      worst = std::max(worst, rc.pause_s());
+    }
+    const Reconfiguration& first = result.reconfigurations.front();
+    line(fmt::format("re-split at {:g} s: layers {} -> {} on {} replicas; {:.3f} GB of weights and {:.3f} GB of KV "
+                     "cache moved; pause mean {:.3f} ms, max {:.3f} ms (drain, then transfer)",
+                     first.requested_s, fmt::join(first.from_layers, ","), fmt::join(first.to_layers, ","),
+                     result.reconfigurations.size(), weights / 1e9, kv / 1e9,
+                     pause / static_cast<double>(result.reconfigurations.size()) * 1e3, worst * 1e3));
+  }
   line(fmt::format("workload: {}; {} requests over {:.3f} s", c.workload, m.requests, m.makespan_s));
   line(fmt::format("{:<14}{:>12}{:>12}{:>12}{:>12}", "latency (ms)", "p50", "p90", "p99", "mean"));
   for (const auto& [name, p] : {std::pair{"TTFT", m.ttft}, std::pair{"TPOT", m.tpot}, std::pair{"E2E", m.e2e}})

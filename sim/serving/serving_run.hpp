@@ -52,6 +52,12 @@ struct ServingOptions {
   int spec_tokens = 0;
   double acceptance_rate = 0;
   std::uint64_t speculative_seed = 1;
+  // Re-splitting every replica's stages at run time (resplit_at_s >= 0): at that time a replica
+  // starts no new iteration, lets the micro-batches in flight finish, then moves the layers that
+  // change stage (their weights and their KV-cache blocks) to their new stages' GPUs and resumes
+  // with `resplit_layers`.
+  double resplit_at_s = -1;
+  std::vector<int> resplit_layers;
 };
 
 // Sarathi-Serve's token budget in its evaluation (Agrawal et al., OSDI'24, section 5) and vLLM's
@@ -87,6 +93,24 @@ struct ReplicaStats {
   double draft_busy_s = 0;           // speculative decoding: the draft's passes (on stage 0)
 };
 
+// A replica's re-split. Each GPU of a stage losing layers sends its shard of their weights and
+// of the KV-cache blocks in use to the GPU of the same tensor-parallel rank in the stage gaining
+// them, every pair at once over its cluster route: the slowest pair's route latency plus its
+// bytes over the route's bottleneck bandwidth (alpha-beta, no contention between pairs, as the
+// disaggregated KV transfers).
+struct Reconfiguration {
+  int replica = 0;
+  std::vector<int> from_layers, to_layers;  // per stage
+  double requested_s = 0;   // the replica stopped starting iterations
+  double drained_s = 0;     // its micro-batches in flight had finished; the transfer starts
+  double transfer_s = 0;    // the moves; the replica resumes at drained_s + transfer_s
+  int layers_moved = 0;
+  long kv_blocks = 0;       // blocks in use, whose moved layers' keys and values go along
+  double weights_bytes = 0;  // over every GPU
+  double kv_bytes = 0;
+  double pause_s() const { return drained_s + transfer_s - requested_s; }
+};
+
 struct ServingResult {
   std::vector<RequestOutcome> requests;  // in workload order
   std::vector<ReplicaStats> replicas;
@@ -99,6 +123,7 @@ struct ServingResult {
   int spec_tokens = 0;                // speculative decoding: draft tokens per step (0: off)
   double acceptance_rate = 0;
   std::string draft_model;            // its name
+  std::vector<Reconfiguration> reconfigurations;  // by replica, in the order they resumed
 };
 
 // Subscribes to what the replay reports (the trace writer does).
@@ -109,6 +134,8 @@ class ServingObserver {
   // stage_s[s] seconds (stage 0's time includes the speculative draft's passes, if any).
   virtual void iteration(int replica, const std::vector<double>& stage_start_s,
                          const std::vector<double>& stage_s, const Step& step) = 0;
+  // A replica's re-split transfer, from r.drained_s for r.transfer_s.
+  virtual void reconfiguration(const Reconfiguration& r) = 0;
 };
 
 // Throws PlanError when the options do not fit the cluster or the model (too few GPUs, no room

@@ -32,6 +32,7 @@ struct ServeArgs {
   std::string requests_csv;
   std::string trace;
   std::string layers_per_stage;
+  std::string resplit_at;
   std::string draft_model;
   serving::ServingOptions options;
   serving::SyntheticWorkload workload;
@@ -85,6 +86,16 @@ void serve(ServeArgs& args) {
     throw InputError("command line", "--dtype", args.dtype, "bf16 or fp16");
   options.dtype = dtype_from_string(args.dtype);
   if (!args.layers_per_stage.empty()) options.layers_per_stage = parse_split(args.layers_per_stage, "--layers-per-stage");
+  if (!args.resplit_at.empty()) {
+    const std::size_t colon = args.resplit_at.find(':');
+    const std::string when = args.resplit_at.substr(0, colon);
+    const auto [end, ec] = std::from_chars(when.data(), when.data() + when.size(), options.resplit_at_s);
+    if (colon == std::string::npos || when.empty() || ec != std::errc() || end != when.data() + when.size() ||
+        !(options.resplit_at_s >= 0))
+      throw InputError("command line", "--resplit-at", args.resplit_at,
+                       "SECONDS:SPLIT, seconds >= 0 of simulated time and layers per stage (e.g. 30:10,14,8)");
+    options.resplit_layers = parse_split(args.resplit_at.substr(colon + 1), "--resplit-at");
+  }
   std::optional<TransformerConfig> draft;
   if (!args.draft_model.empty()) {
     draft = load_transformer_config(args.draft_model);
@@ -194,6 +205,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--layers-per-stage", args->layers_per_stage,
                   "layers of each pipeline stage, e.g. 10,14,8 (one per stage, summing to the model's layers; "
                   "default: even, the remainder to the first stages)");
+  cmd->add_option("--resplit-at", args->resplit_at,
+                  "SECONDS:SPLIT: at that time every replica drains its micro-batches in flight, moves the layers "
+                  "that change stage (weights and KV cache) and continues with SPLIT layers per stage, e.g. 30:10,14,8");
   cmd->add_option("--draft-model", args->draft_model,
                   "speculative decoding: the draft model's config.json (same vocabulary as --model); it runs on "
                   "each replica's first-stage GPUs");
