@@ -18,15 +18,10 @@ namespace {
 
 enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1, kKvArrived = 2, kResplit = 3, kResplitDone = 4 };
 
-// Seconds for every GPU pair (src[i], dst[i]) to send `bytes` each at once over its route: the
-// slowest pair's latency plus bytes over its bottleneck bandwidth.
-double parallel_transfer_seconds(const Cluster& cluster, const std::vector<GpuId>& src, const std::vector<GpuId>& dst,
-                                 double bytes) {
-  double seconds = 0;
-  for (std::size_t g = 0; g < src.size(); ++g)
-    seconds = std::max(seconds, cluster.route_latency_s(src[g], dst[g]) +
-                                    bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(src[g], dst[g]));
-  return seconds;
+// Seconds to send `bytes` from GPU `src` to GPU `dst`: the route's latency plus the bytes over its
+// bottleneck bandwidth (alpha-beta, no contention).
+double route_transfer_seconds(const Cluster& cluster, GpuId src, GpuId dst, double bytes) {
+  return cluster.route_latency_s(src, dst) + bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(src, dst);
 }
 
 // The stage holding `layer` under `split`.
@@ -175,7 +170,7 @@ class ServingReplay : public EventHandler {
     double seconds = 0;
     for (std::size_t g = 0; g < src.size(); ++g) {
       const double bytes = requests_[request].prompt_tokens * from.stage_kv_bytes_per_token[g / tp];
-      seconds = std::max(seconds, parallel_transfer_seconds(cluster_, {src[g]}, {dst[g]}, bytes));
+      seconds = std::max(seconds, route_transfer_seconds(cluster_, src[g], dst[g], bytes));
       result_.kv_transfer_bytes += bytes;
       result_.kv_transfer_egress_usd += bytes * cluster_.route_egress_usd_per_byte(src[g], dst[g]);
     }
@@ -260,9 +255,10 @@ class ServingReplay : public EventHandler {
     }
     const std::vector<GpuId>& gpus = result_.replicas[r].gpus;
     for (const auto& [stages, layers] : moves) {
-      const std::vector<GpuId> src(gpus.begin() + stages.first * tp, gpus.begin() + (stages.first + 1) * tp);
-      const std::vector<GpuId> dst(gpus.begin() + stages.second * tp, gpus.begin() + (stages.second + 1) * tp);
-      rc.transfer_s = std::max(rc.transfer_s, parallel_transfer_seconds(cluster_, src, dst, layers * (weights + kv)));
+      for (int rank = 0; rank < tp; ++rank)
+        rc.transfer_s = std::max(rc.transfer_s, route_transfer_seconds(cluster_, gpus[stages.first * tp + rank],
+                                                                       gpus[stages.second * tp + rank],
+                                                                       layers * (weights + kv)));
       rc.layers_moved += layers;
       rc.weights_bytes += layers * weights * tp;
       rc.kv_bytes += layers * kv * tp;
