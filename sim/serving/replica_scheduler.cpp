@@ -57,7 +57,13 @@ void ReplicaScheduler::add_decode_entry(Step& step, int slot, long tokens) {
   }
   // The draft proposes tokens - 1 tokens, its j-th pass reading the j tokens it proposed before.
   if (step.draft_passes.size() < static_cast<std::size_t>(tokens - 1)) step.draft_passes.resize(tokens - 1);
-  for (long j = 0; j + 1 < tokens; ++j) step.draft_passes[j].add_decode(s.cached + j);
+  for (long j = 0; j + 1 < tokens; ++j) {
+    if (j == 0 && s.draft_behind) {
+      step.draft_passes[0].add_prefill(2, s.cached - 1, true);
+    } else {
+      step.draft_passes[j].add_decode(s.cached + j);
+    }
+  }
 }
 
 long ReplicaScheduler::accepted_draws(long proposed) {
@@ -139,6 +145,7 @@ void ReplicaScheduler::preempt(std::size_t running_index) {
   s.blocks = 0;
   s.cached = 0;
   s.in_prefill = true;
+  s.draft_behind = false;
   // Recompute: the prompt and every token generated so far are prefilled again, which emits the
   // next token.
   s.target = s.prompt + s.generated;
@@ -287,6 +294,7 @@ void ReplicaScheduler::complete(const Step& step, StepOutcome& outcome) {
       // The last token and the accepted proposals enter the cache; the target's token after
       // them is emitted too.
       const long accepted = accepted_draws(e.tokens - 1);
+      s.draft_behind = accepted == e.tokens - 1;
       emitted = accepted + 1;
       s.cached += emitted;
       trim_blocks(s);

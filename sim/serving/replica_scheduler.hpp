@@ -45,6 +45,8 @@ struct SchedulerLimits {
 // proposals, and the step emits the accepted tokens plus the target's own next token: between 1
 // and draft_tokens + 1, (1 - alpha^(k+1)) / (1 - alpha) in expectation (eq. 1). A sequence with
 // r output tokens left proposes min(draft_tokens, r - 1), so it never overshoots its output.
+// After a step whose proposals were all accepted, the draft's first pass of the next step reads
+// two tokens, its last proposal (never fed back to it) and the target's token after it.
 struct SpeculativeDecoding {
   int draft_tokens = 0;  // 0: off
   double acceptance_rate = 0;
@@ -127,6 +129,9 @@ class ReplicaScheduler {
     long target = 0;     // tokens the current prefill must cache: prompt + generated on admission
     long blocks = 0;
     bool in_prefill = true;
+    // Speculative decoding: the target accepted every proposal of the last step, so the draft
+    // never read its own last proposal; its next first pass reads that token and the last one.
+    bool draft_behind = false;
   };
   void plan_vllm(Step& step);
   void plan_sarathi(Step& step);

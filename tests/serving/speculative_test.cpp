@@ -33,11 +33,17 @@ struct Fixture {
 
   // One decode step of a sequence with `cached` tokens that proposes `k` tokens: k draft passes,
   // then the target's pass over the last token and the proposals (a plain decode when k = 0).
-  double step(const ReplicaCost& target, long cached, long k) const {
+  // `behind`: the last step's proposals were all accepted, so the draft's first pass also reads
+  // its last proposal.
+  double step(const ReplicaCost& target, long cached, long k, bool behind = false) const {
     double seconds = 0;
     for (long j = 0; j < k; ++j) {
       IterationWork pass;
-      pass.add_decode(cached + j);
+      if (j == 0 && behind) {
+        pass.add_prefill(2, cached - 1, true);
+      } else {
+        pass.add_decode(cached + j);
+      }
       seconds += draft_cost.iteration_seconds(pass);
     }
     IterationWork verify;
@@ -74,7 +80,7 @@ TEST_CASE("acceptance rate 1: every step emits K + 1 tokens, TPOT = (K draft pas
   const ServingResult r = f.serve({{0.0, 100, 9}}, 3, 1.0);
   const RequestOutcome& out = r.requests[0];
   const double ttft = f.prefill(f.target_cost, 100);
-  const double decode = f.step(f.target_cost, 100, 3) + f.step(f.target_cost, 104, 3);
+  const double decode = f.step(f.target_cost, 100, 3) + f.step(f.target_cost, 104, 3, true);
   CHECK(out.first_token_s == doctest::Approx(ttft).epsilon(kEps));
   CHECK((out.finish_s - out.first_token_s) / 8 == doctest::Approx(decode / 8).epsilon(kEps));
   CHECK(r.replicas[0].iterations == 3);
@@ -157,12 +163,12 @@ TEST_CASE("in a pipeline the draft runs on the first stage before the target's t
   const ServingResult r = f.serve({{0.0, 100, 9}}, 3, 1.0, 2);
   const RequestOutcome& out = r.requests[0];
   CHECK(out.first_token_s == doctest::Approx(f.prefill(pipeline, 100)).epsilon(kEps));
-  const double decode = f.step(pipeline, 100, 3) + f.step(pipeline, 104, 3);
+  const double decode = f.step(pipeline, 100, 3) + f.step(pipeline, 104, 3, true);
   CHECK(out.finish_s - out.first_token_s == doctest::Approx(decode).epsilon(kEps));
   // Stage 0 computed the draft's passes and its own layers; stage 1 only its layers.
   double draft = 0;
   for (const long cached : {100L, 104L})
-    draft += f.step(pipeline, cached, 3) - pipeline.iteration_seconds([&] {
+    draft += f.step(pipeline, cached, 3, cached == 104) - pipeline.iteration_seconds([&] {
                IterationWork w;
                w.add_verification(4, cached);
                return w;
