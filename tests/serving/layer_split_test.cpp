@@ -31,7 +31,8 @@ TEST_CASE("a stage costs its own layers: 10, 14, 8 of Llama-3-8B's 32") {
   IterationWork w;
   w.add_prefill(200, 0, true);
   w.add_decode(300);
-  const double layer = uneven.layer_token_seconds(1, w.tokens()) + uneven.prefill_attention_seconds(1, w) +
+  const double layer = uneven.layer_token_seconds(1, w.tokens()) +
+                       uneven.prefill_attention_seconds(1, w) +
                        uneven.decode_attention_seconds(1, w);
   // The middle stage holds neither the embedding nor the LM head: layers x one layer.
   CHECK(uneven.stage_seconds(1, w) == doctest::Approx(14 * layer).epsilon(kEps));
@@ -39,7 +40,8 @@ TEST_CASE("a stage costs its own layers: 10, 14, 8 of Llama-3-8B's 32") {
   CHECK(uneven.stage_seconds(0, w) ==
         doctest::Approx(10 * layer + uneven.embedding_seconds(0, w.tokens())).epsilon(kEps));
   CHECK(uneven.stage_seconds(2, w) ==
-        doctest::Approx(8 * layer + uneven.lm_head_seconds(2, w.tokens(), w.sampled_tokens)).epsilon(kEps));
+        doctest::Approx(8 * layer + uneven.lm_head_seconds(2, w.tokens(), w.sampled_tokens))
+            .epsilon(kEps));
 }
 
 TEST_CASE("a serving run's stage busy time follows the split") {
@@ -57,8 +59,10 @@ TEST_CASE("a serving run's stage busy time follows the split") {
   // One request: the same iterations in both runs, so the middle stage works twice as long with
   // twice the layers, and the first stage (same layers) as long.
   CHECK(a.replicas[0].iterations == b.replicas[0].iterations);
-  CHECK(a.replicas[0].stage_busy_s[1] == doctest::Approx(2 * b.replicas[0].stage_busy_s[1]).epsilon(kEps));
-  CHECK(a.replicas[0].stage_busy_s[0] == doctest::Approx(b.replicas[0].stage_busy_s[0]).epsilon(kEps));
+  CHECK(a.replicas[0].stage_busy_s[1] ==
+        doctest::Approx(2 * b.replicas[0].stage_busy_s[1]).epsilon(kEps));
+  CHECK(a.replicas[0].stage_busy_s[0] ==
+        doctest::Approx(b.replicas[0].stage_busy_s[0]).epsilon(kEps));
 }
 
 TEST_CASE("a split that does not fit is refused") {

@@ -40,8 +40,8 @@ TEST_CASE("a re-split's pause is the drain plus the closed-form transfer of the 
   const double kv = 4.0 * static_cast<double>(rc.kv_blocks) * 16 * (2 * 8 * 128 * 2);
   CHECK(rc.weights_bytes == doctest::Approx(weights).epsilon(1e-12));
   CHECK(rc.kv_bytes == doctest::Approx(kv).epsilon(1e-12));
-  const double transfer =
-      cluster.route_latency_s(0, 1) + (weights + kv) / cluster.route_bottleneck_bandwidth_bytes_per_s(0, 1);
+  const double transfer = cluster.route_latency_s(0, 1) +
+                          (weights + kv) / cluster.route_bottleneck_bandwidth_bytes_per_s(0, 1);
   CHECK(rc.transfer_s == doctest::Approx(transfer).epsilon(1e-12));
   CHECK(rc.pause_s() == doctest::Approx(rc.drained_s - rc.requested_s + transfer).epsilon(1e-12));
   // The drained iteration ends when it would have; every later one is as long as before.

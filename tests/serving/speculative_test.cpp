@@ -74,7 +74,9 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("acceptance rate 1: every step emits K + 1 tokens, TPOT = (K draft passes + verification) / (K + 1)") {
+TEST_CASE(
+    "acceptance rate 1: every step emits K + 1 tokens, TPOT = (K draft passes + verification) / (K "
+    "+ 1)") {
   const Fixture f;
   // 1 token from the prefill, then two steps of 3 proposals + 1.
   const ServingResult r = f.serve({{0.0, 100, 9}}, 3, 1.0);
@@ -118,7 +120,8 @@ TEST_CASE("speculation off leaves a decode step as it was") {
     w.add_decode(c);
     decode += f.target_cost.iteration_seconds(w);
   }
-  CHECK(plain.requests[0].finish_s - plain.requests[0].first_token_s == doctest::Approx(decode).epsilon(kEps));
+  CHECK(plain.requests[0].finish_s - plain.requests[0].first_token_s ==
+        doctest::Approx(decode).epsilon(kEps));
   CHECK(plain.replicas[0].speculation.verifications == 0);
   CHECK(plain.replicas[0].draft_busy_s == 0);
 }
@@ -142,11 +145,14 @@ TEST_CASE("over many seeded steps the mean tokens per step is eq. 1's (1 - a^(K+
   const double expected = (1 - std::pow(kAlpha, kDraft + 1)) / (1 - kAlpha);
   // Emitted tokens per step: i + 1 with probability a^i (1 - a) for i < K, K + 1 with a^K.
   double second_moment = std::pow(kAlpha, kDraft) * (kDraft + 1) * (kDraft + 1);
-  for (int i = 0; i < kDraft; ++i) second_moment += std::pow(kAlpha, i) * (1 - kAlpha) * (i + 1) * (i + 1);
+  for (int i = 0; i < kDraft; ++i)
+    second_moment += std::pow(kAlpha, i) * (1 - kAlpha) * (i + 1) * (i + 1);
   const double standard_error = std::sqrt((second_moment - expected * expected) / n);
-  INFO("steps " << n << ", mean " << mean << ", eq. 1 " << expected << ", standard error " << standard_error);
+  INFO("steps " << n << ", mean " << mean << ", eq. 1 " << expected << ", standard error "
+                << standard_error);
   CHECK(expected_tokens_per_step(kAlpha, kDraft) == doctest::Approx(expected).epsilon(kEps));
-  CHECK(st.expected_emitted / n == doctest::Approx(expected).epsilon(1e-4));  // the last steps propose fewer
+  CHECK(st.expected_emitted / n ==
+        doctest::Approx(expected).epsilon(1e-4));  // the last steps propose fewer
   // Four standard errors: a correct sampler fails this about once in 16,000 seeds.
   CHECK(std::abs(mean - expected) < 4 * standard_error);
   // The prefill's token, the verification steps' and at most one plain decode with one token left.
@@ -169,21 +175,24 @@ TEST_CASE("in a pipeline the draft runs on the first stage before the target's t
   double draft = 0;
   for (const long cached : {100L, 104L})
     draft += f.step(pipeline, cached, 3, cached == 104) - pipeline.iteration_seconds([&] {
-               IterationWork w;
-               w.add_verification(4, cached);
-               return w;
-             }());
+      IterationWork w;
+      w.add_verification(4, cached);
+      return w;
+    }());
   IterationWork draft_prompt;
   draft_prompt.add_prefill(100, 0, false);
   draft += f.draft_cost.iteration_seconds(draft_prompt);
   CHECK(r.replicas[0].draft_busy_s == doctest::Approx(draft).epsilon(1e-9));
 }
 
-TEST_CASE("speculative decoding refuses K < 1, an acceptance rate outside [0, 1] and another vocabulary") {
+TEST_CASE(
+    "speculative decoding refuses K < 1, an acceptance rate outside [0, 1] and another "
+    "vocabulary") {
   Fixture f;
   CHECK_THROWS_AS(f.serve({{0.0, 100, 9}}, 0, 0.5), PlanError);
   CHECK_THROWS_AS(f.serve({{0.0, 100, 9}}, 2, 1.5), PlanError);
   CHECK_THROWS_AS(f.serve({{0.0, 100, 9}}, 2, -0.1), PlanError);
   f.draft = hetsim::test::shipped_model("llama-2-7b.json");
-  CHECK_THROWS_WITH_AS(f.serve({{0.0, 100, 9}}, 2, 0.5), doctest::Contains("vocabulary of 32000"), PlanError);
+  CHECK_THROWS_WITH_AS(f.serve({{0.0, 100, 9}}, 2, 0.5), doctest::Contains("vocabulary of 32000"),
+                       PlanError);
 }
