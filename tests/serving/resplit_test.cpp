@@ -66,3 +66,25 @@ TEST_CASE("a re-split with nothing to move costs nothing; a bad one is refused b
   o.resplit_layers = {32};
   CHECK_THROWS_AS(simulate_serving(cluster, catalog(), model, {{0.0, 300, 20}}, o), PlanError);
 }
+
+TEST_CASE("a cache shrunk by a re-split below the blocks in use preempts the newest sequences") {
+  SchedulerLimits limits;
+  limits.num_blocks = 8;
+  limits.block_tokens = 4;
+  limits.max_batched_tokens = 64;
+  ReplicaScheduler s(SchedulerKind::kVllm, limits);
+  s.enqueue(0, 8, 4);  // 2 blocks
+  s.enqueue(1, 8, 4);  // 2 blocks
+  Step step;
+  StepOutcome outcome;
+  REQUIRE(s.plan(step));
+  s.complete(step, outcome);
+  CHECK(s.used_blocks() == 4);
+  s.resize_cache(6);  // still fits: nothing preempted
+  CHECK(s.preemptions() == 0);
+  CHECK(s.used_blocks() == 4);
+  s.resize_cache(3);  // request 1 gives its 2 blocks back and waits to be recomputed
+  CHECK(s.preemptions() == 1);
+  CHECK(s.used_blocks() == 2);
+  CHECK(s.outstanding() == 2);
+}
