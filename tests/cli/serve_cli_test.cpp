@@ -203,11 +203,20 @@ TEST_CASE("serve --layers-per-stage: the stages hold the layers given and the ta
   for (const auto& replica : report["replica_details"]) CHECK(replica["stage_layers"] == nlohmann::json({10, 14, 8}));
 }
 
-TEST_CASE("serve --resplit-at: every replica re-splits once, reported and traced") {
+TEST_CASE("serve --resplit-at: every replica re-splits once, reported and traced; with a draft, runs repeat exactly") {
   const auto out = scratch("resplit.json");
   const auto trace = scratch("resplit.trace.json");
   REQUIRE(shell(kBin + " serve --pp 2 --replicas 2 --requests 100 --rate 10 --resplit-at 5:12,20 --json --trace " +
                 trace.string() + " > " + out.string()) == 0);
+  const std::string draft = " --draft-model " + kRoot + "/models/configs/llama-3.2-1b.json --spec-tokens 3 " +
+                            "--acceptance-rate 0.7 --seed 7";
+  for (const char* name : {"a", "b"}) {
+    REQUIRE(shell(kBin + " serve --pp 2 --replicas 2 --requests 100 --rate 10 --resplit-at 5:12,20 --json" + draft +
+                  " --trace " + scratch(std::string("spec_") + name + ".trace.json").string() + " > " +
+                  scratch(std::string("spec_") + name + ".json").string()) == 0);
+  }
+  CHECK(slurp(scratch("spec_a.json")) == slurp(scratch("spec_b.json")));
+  CHECK(slurp(scratch("spec_a.trace.json")) == slurp(scratch("spec_b.trace.json")));
   const auto report = read_json(out);
   REQUIRE(report["reconfigurations"].size() == 2);
   for (const auto& rc : report["reconfigurations"]) {
