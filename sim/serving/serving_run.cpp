@@ -343,7 +343,10 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
 
   ServingResult result;
   result.prefill_replicas = options.prefill_replicas;
-  std::mt19937_64 acceptance_rng(options.speculative_seed);
+  // The workload generator starts from the same seed; offsetting it by 2^64 / golden ratio (the
+  // increment of Steele et al.'s SplitMix64) keeps the acceptance draws off the stream of
+  // arrival gaps and token counts.
+  std::mt19937_64 acceptance_rng(options.speculative_seed + 0x9e3779b97f4a7c15ULL);
   SpeculativeDecoding speculation;
   if (options.draft_model != nullptr) {
     speculation = {options.spec_tokens, options.acceptance_rate, &acceptance_rng};

@@ -47,7 +47,8 @@ struct ServingOptions {
   // Speculative decoding with a draft model (null: off). The draft runs on the first stage's
   // GPUs with the target's tensor parallelism before the target's pass, as vLLM's draft-model
   // proposer runs on the target's workers; its weights and KV cache share the first stage's
-  // memory. The acceptance draws are seeded with `speculative_seed`.
+  // memory. The acceptance draws come from their own generator, seeded from
+  // `speculative_seed` (`hetsim serve` passes --seed).
   const TransformerConfig* draft_model = nullptr;
   int spec_tokens = 0;
   double acceptance_rate = 0;
