@@ -19,10 +19,17 @@ ServingTrace::ServingTrace(const std::string& path, const Cluster& cluster, int 
   writer_.name_process(kRouterPid, "router", 0);
 }
 
+void ServingTrace::name_replica(int replica) {
+  if (replica >= static_cast<int>(named_replica_.size())) named_replica_.resize(replica + 1, false);
+  if (named_replica_[replica]) return;
+  named_replica_[replica] = true;
+  writer_.name_process(replica + 1, fmt::format("replica {}", replica), replica + 1);
+}
+
 void ServingTrace::iteration(int replica, const std::vector<double>& stage_start_s, const std::vector<double>& stage_s,
                              const serving::Step& step) {
   const int pid = replica + 1;
-  if (replica >= static_cast<int>(named_replica_.size())) named_replica_.resize(replica + 1, false);
+  name_replica(replica);
   const long prefill = step.work.prefill_tokens;
   const long decode = step.work.decode_tokens;
   const char* name = prefill > 0 && decode > 0 ? "prefill+decode" : prefill > 0 ? "prefill" : "decode";
@@ -32,15 +39,24 @@ void ServingTrace::iteration(int replica, const std::vector<double>& stage_start
   for (const serving::StepEntry& e : step.entries) {
     if (first_scheduled_s_[e.request] < 0) first_scheduled_s_[e.request] = stage_start_s.front();
   }
-  if (!named_replica_[replica]) {
-    named_replica_[replica] = true;
-    writer_.name_process(pid, fmt::format("replica {}", replica), pid);
-  }
   // A track per GPU, its thread id the GPU id; a stage's tp GPUs run in lockstep.
   for (int s = 0; s < pp_; ++s) {
     for (int rank = 0; rank < tp_; ++rank)
       writer_.slice(pid, serving::replica_gpu(replica, s, rank, tp_, pp_), name, "iteration", stage_start_s[s],
                     stage_s[s], args);
+  }
+}
+
+void ServingTrace::reconfiguration(const serving::Reconfiguration& r) {
+  const int pid = r.replica + 1;
+  name_replica(r.replica);
+  const std::array<TraceArg, 4> args{TraceArg{"layers_moved", static_cast<long long>(r.layers_moved)},
+                                     TraceArg{"weights_bytes", r.weights_bytes}, TraceArg{"kv_bytes", r.kv_bytes},
+                                     TraceArg{"drain_s", r.drained_s - r.requested_s}};
+  for (int s = 0; s < pp_; ++s) {
+    for (int rank = 0; rank < tp_; ++rank)
+      writer_.slice(pid, serving::replica_gpu(r.replica, s, rank, tp_, pp_), "re-split", "reconfiguration",
+                    r.drained_s, r.transfer_s, args);
   }
 }
 

@@ -17,11 +17,16 @@ class ServingTrace : public serving::ServingObserver {
   ServingTrace(const std::string& path, const Cluster& cluster, int requests, int tp, int pp);
   void iteration(int replica, const std::vector<double>& stage_start_s, const std::vector<double>& stage_s,
                  const serving::Step& step) override;
+  // A slice "re-split" on each of the replica's GPUs for the transfer, with the bytes moved.
+  void reconfiguration(const serving::Reconfiguration& r) override;
   // Writes the request slices and flows and renames the file into place.
   void commit(const serving::ServingResult& result);
   std::size_t events_written() const { return writer_.events_written(); }
 
  private:
+  // The replica's process gets its name with its first event.
+  void name_replica(int replica);
+
   const Cluster& cluster_;
   ChromeTraceWriter writer_;
   std::vector<double> first_scheduled_s_;  // by request; -1 until its first iteration

@@ -1,6 +1,7 @@
 #include "sim/serving/batch_cost.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -18,6 +19,11 @@ void IterationWork::add_prefill(long chunk, long cached, bool emits_token) {
   prefill_attention_pairs += c * static_cast<double>(cached) + c * (c + 1) / 2;
   prefill_key_tokens += static_cast<double>(cached + chunk);
   if (emits_token) ++sampled_tokens;
+}
+
+void IterationWork::add_verification(long tokens, long cached) {
+  add_prefill(tokens, cached, false);
+  sampled_tokens += tokens;
 }
 
 void IterationWork::add_decode(long cached) {
@@ -49,7 +55,7 @@ LayerOp elementwise(const char* name, const char* kind, double read, double writ
 }  // namespace
 
 ReplicaCost::ReplicaCost(const TransformerConfig& model, Dtype dtype, int tp,
-                         std::vector<StageHardware> stages)
+                         std::vector<StageHardware> stages, std::vector<int> layers_per_stage)
     : model_(&model), dtype_(dtype), tp_(tp), element_bytes_(activation_element_bytes(dtype)),
       stages_(std::move(stages)) {
   if (model.is_moe())
@@ -69,8 +75,29 @@ ReplicaCost::ReplicaCost(const TransformerConfig& model, Dtype dtype, int tp,
     if (hw.gpu->peak(dtype) <= 0)
       throw PlanError(fmt::format("serve: {} has no {} GEMMs", hw.gpu->key, to_string(dtype)));
   }
-  for (int s = 0; s < pp; ++s) layers_.push_back(model.num_layers / pp + (s < model.num_layers % pp ? 1 : 0));
+  if (layers_per_stage.empty()) {
+    for (int s = 0; s < pp; ++s) layers_per_stage.push_back(model.num_layers / pp + (s < model.num_layers % pp ? 1 : 0));
+  }
+  set_split(std::move(layers_per_stage));
   layer_cache_.resize(stages_.size());
+}
+
+void check_layer_split(const TransformerConfig& model, int stages, const std::vector<int>& layers_per_stage) {
+  int sum = 0;
+  bool positive = true;
+  for (const int n : layers_per_stage) {
+    sum += n;
+    positive = positive && n >= 1;
+  }
+  if (static_cast<int>(layers_per_stage.size()) != stages || !positive || sum != model.num_layers)
+    throw PlanError(fmt::format("serve: layers per stage {} must give each of the {} stages at least one layer and "
+                                "sum to the {} layers of {}",
+                                fmt::join(layers_per_stage, ","), stages, model.num_layers, model.name));
+}
+
+void ReplicaCost::set_split(std::vector<int> layers_per_stage) {
+  check_layer_split(*model_, pp(), layers_per_stage);
+  layers_ = std::move(layers_per_stage);
 }
 
 double ReplicaCost::layer_token_seconds(int stage, long tokens) const {

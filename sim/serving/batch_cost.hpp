@@ -36,6 +36,10 @@ struct IterationWork {
   void add_prefill(long chunk, long cached, bool emits_token);
   // Adds one decode token of a sequence with `cached` tokens in the KV cache.
   void add_decode(long cached);
+  // Speculative decoding: the target model verifies `tokens` tokens of a sequence (its last
+  // output token and the draft's proposals) in one causal pass over `cached` tokens in the KV
+  // cache; every position goes through the LM head, since each is checked against the draft.
+  void add_verification(long tokens, long cached);
 };
 
 // One pipeline stage of a replica: the GPU type of its tensor-parallel group, that type's
@@ -49,12 +53,22 @@ struct StageHardware {
   double next_bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
 };
 
+// Throws PlanError unless `layers_per_stage` gives each of `stages` stages at least one layer and
+// sums to the model's layers.
+void check_layer_split(const TransformerConfig& model, int stages, const std::vector<int>& layers_per_stage);
+
 class ReplicaCost {
  public:
-  // Layers are split evenly over the stages, the remainder to the first ones. Throws PlanError
+  // `layers_per_stage` gives each stage's layers (one count per stage, each >= 1, summing to the
+  // model's layers); empty: split evenly, the remainder to the first stages. Throws PlanError
   // for a model or split serving cannot cost (MoE, heads not divisible by tp, more stages than
-  // layers, a GPU without `dtype`).
-  ReplicaCost(const TransformerConfig& model, Dtype dtype, int tp, std::vector<StageHardware> stages);
+  // layers, a bad split, a GPU without `dtype`).
+  ReplicaCost(const TransformerConfig& model, Dtype dtype, int tp, std::vector<StageHardware> stages,
+              std::vector<int> layers_per_stage = {});
+
+  // Moves the stage boundaries (a run-time re-split); checked as the constructor's split.
+  void set_split(std::vector<int> layers_per_stage);
+  const std::vector<int>& split() const { return layers_; }
 
   int tp() const { return tp_; }
   int pp() const { return static_cast<int>(stages_.size()); }

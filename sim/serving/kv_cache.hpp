@@ -24,10 +24,22 @@ struct KvCacheBudget {
   long blocks = 0;                  // floor((usable - weights - workspace) / (block * per token))
 };
 
+// Bytes of one token's keys and values in one layer, on one GPU of a tp group.
+double kv_bytes_per_token_per_layer(const TransformerConfig& model, Dtype dtype, int tp);
+// Bytes of one layer's weights on one GPU of a tp group, in the serving precision.
+double layer_weight_bytes(const TransformerConfig& model, Dtype dtype, int tp);
+
 // Throws PlanError naming the GPU when the weights and workspace leave no room for one block.
 KvCacheBudget kv_cache_budget(const TransformerConfig& model, Dtype dtype, int tp, int layers,
                               bool first_stage, bool last_stage, const GpuSpec& gpu,
                               const KvCacheLimits& limits);
+
+// The first stage's budget when it also runs a speculative-decoding draft model (`draft`: the
+// draft's budget alone on the same GPU): both models' weights, the larger of the two workspaces
+// (their passes run one after the other), and each block holds its tokens' keys and values in
+// both models' caches. Throws PlanError as kv_cache_budget does.
+KvCacheBudget with_draft_model(const KvCacheBudget& stage, const KvCacheBudget& draft, const GpuSpec& gpu,
+                               int block_tokens);
 
 // Blocks holding `tokens` tokens.
 inline long blocks_for(long tokens, int block_tokens) { return (tokens + block_tokens - 1) / block_tokens; }

@@ -1,9 +1,11 @@
 #include "sim/serving/replica_scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/error.hpp"
 #include "sim/serving/kv_cache.hpp"
+#include "sim/serving/random_draws.hpp"
 
 namespace hetsim::serving {
 
@@ -23,8 +25,62 @@ SchedulerKind scheduler_from_string(const std::string& text) {
   throw InputError("command line", "--scheduler", text, "one of vllm, sarathi, orca");
 }
 
-ReplicaScheduler::ReplicaScheduler(SchedulerKind kind, const SchedulerLimits& limits)
-    : kind_(kind), limits_(limits), free_blocks_(limits.num_blocks) {}
+double expected_tokens_per_step(double alpha, int k) {
+  if (alpha == 1) return k + 1;
+  return (1 - std::pow(alpha, k + 1)) / (1 - alpha);
+}
+
+void SpeculationStats::add(const SpeculationStats& other) {
+  verifications += other.verifications;
+  proposed += other.proposed;
+  accepted += other.accepted;
+  emitted += other.emitted;
+  expected_emitted += other.expected_emitted;
+}
+
+ReplicaScheduler::ReplicaScheduler(SchedulerKind kind, const SchedulerLimits& limits,
+                                   const SpeculativeDecoding& speculation)
+    : kind_(kind), limits_(limits), speculation_(speculation), free_blocks_(limits.num_blocks) {}
+
+long ReplicaScheduler::decode_tokens(const Sequence& s) const {
+  if (!speculation_.enabled()) return 1;
+  return 1 + std::min<long>(speculation_.draft_tokens, s.output - s.generated - 1);
+}
+
+void ReplicaScheduler::add_decode_entry(Step& step, int slot, long tokens) {
+  const Sequence& s = slots_[slot];
+  step.entries.push_back({slot, s.request, tokens, false});
+  if (tokens == 1) {
+    step.work.add_decode(s.cached);
+  } else {
+    step.work.add_verification(tokens, s.cached);
+  }
+  // The draft proposes tokens - 1 tokens, its j-th pass reading the j tokens it proposed before.
+  if (step.draft_passes.size() < static_cast<std::size_t>(tokens - 1)) step.draft_passes.resize(tokens - 1);
+  for (long j = 0; j + 1 < tokens; ++j) {
+    if (j == 0 && s.draft_behind) {
+      step.draft_passes[0].add_prefill(2, s.cached - 1, true);
+    } else {
+      step.draft_passes[j].add_decode(s.cached + j);
+    }
+  }
+}
+
+long ReplicaScheduler::accepted_draws(long proposed) {
+  long accepted = 0;
+  // uniform_open01 < 1 always and > 0 always: alpha = 1 accepts every proposal, alpha = 0 none.
+  while (accepted < proposed && uniform_open01(*speculation_.rng) < speculation_.acceptance_rate) ++accepted;
+  return accepted;
+}
+
+void ReplicaScheduler::trim_blocks(Sequence& s) {
+  // Orca reserved every output token's blocks on admission and keeps them.
+  if (kind_ == SchedulerKind::kOrca) return;
+  const long keep = blocks_for(s.cached, limits_.block_tokens);
+  if (s.blocks <= keep) return;
+  free_blocks_ += s.blocks - keep;
+  s.blocks = keep;
+}
 
 int ReplicaScheduler::new_slot() {
   if (free_slots_.empty()) {
@@ -89,6 +145,7 @@ void ReplicaScheduler::preempt(std::size_t running_index) {
   s.blocks = 0;
   s.cached = 0;
   s.in_prefill = true;
+  s.draft_behind = false;
   // Recompute: the prompt and every token generated so far are prefilled again, which emits the
   // next token.
   s.target = s.prompt + s.generated;
@@ -102,8 +159,9 @@ long ReplicaScheduler::add_decodes(Step& step, bool allocate) {
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = slots_[running_[i]];
     if (s.in_prefill) continue;
+    const long decode = decode_tokens(s);
     bool preempted_self = false;
-    while (allocate && !grow_to(s, s.cached + 1)) {
+    while (allocate && !grow_to(s, s.cached + decode)) {
       // The newest sequence gives its blocks back; when that is this one, it waits.
       const std::size_t victim = running_.size() - 1;
       preempt(victim);
@@ -113,9 +171,8 @@ long ReplicaScheduler::add_decodes(Step& step, bool allocate) {
       }
     }
     if (preempted_self) break;
-    step.entries.push_back({running_[i], s.request, 1, false});
-    step.work.add_decode(s.cached);
-    ++tokens;
+    add_decode_entry(step, running_[i], decode);
+    tokens += decode;
   }
   return tokens;
 }
@@ -183,18 +240,38 @@ void ReplicaScheduler::plan_orca(Step& step) {
   }
 }
 
+void ReplicaScheduler::add_draft_prefills(Step& step) const {
+  if (!speculation_.enabled()) return;
+  for (const StepEntry& e : step.entries) {
+    if (!e.prefill) continue;
+    if (step.draft_passes.empty()) step.draft_passes.emplace_back();
+    // The draft caches the same prompt chunk; it samples nothing (the target emits the token).
+    step.draft_passes.front().add_prefill(e.tokens, slots_[e.slot].cached, false);
+  }
+}
+
+void ReplicaScheduler::resize_cache(long num_blocks) {
+  free_blocks_ += num_blocks - limits_.num_blocks;
+  limits_.num_blocks = num_blocks;
+  while (free_blocks_ < 0 && !running_.empty()) preempt(running_.size() - 1);
+}
+
 bool ReplicaScheduler::plan(Step& step) {
   long preempted_before = preemptions_;
   for (;;) {
     step.entries.clear();
     step.work = IterationWork{};
+    step.draft_passes.clear();
     admit_prefilled();
     switch (kind_) {
       case SchedulerKind::kVllm: plan_vllm(step); break;
       case SchedulerKind::kSarathi: plan_sarathi(step); break;
       case SchedulerKind::kOrca: plan_orca(step); break;
     }
-    if (!step.empty()) return true;
+    if (!step.empty()) {
+      add_draft_prefills(step);
+      return true;
+    }
     if (!running_.empty()) {
       // Running sequences hold the whole cache and none can grow: the newest gives way.
       preempt(running_.size() - 1);
@@ -212,12 +289,25 @@ void ReplicaScheduler::complete(const Step& step, StepOutcome& outcome) {
   bool any_finished = false;
   for (const StepEntry& e : step.entries) {
     Sequence& s = slots_[e.slot];
-    s.cached += e.tokens;
+    long emitted = 1;
+    if (!e.prefill && e.tokens > 1) {
+      // The last token and the accepted proposals enter the cache; the target's token after
+      // them is emitted too.
+      const long accepted = accepted_draws(e.tokens - 1);
+      s.draft_behind = accepted == e.tokens - 1;
+      emitted = accepted + 1;
+      s.cached += emitted;
+      trim_blocks(s);
+      speculation_stats_.add({1, e.tokens - 1, accepted, emitted,
+                              expected_tokens_per_step(speculation_.acceptance_rate, static_cast<int>(e.tokens - 1))});
+    } else {
+      s.cached += e.tokens;
+    }
     if (e.prefill) {
       if (s.cached < s.target) continue;
       s.in_prefill = false;
     }
-    ++s.generated;
+    s.generated += emitted;
     if (s.generated == 1) outcome.first_tokens.push_back(s.request);
     if (s.generated == s.output) {
       outcome.finished.push_back(s.request);

@@ -1,6 +1,7 @@
 #include "sim/serving/serving_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -66,6 +67,7 @@ ServingMetrics serving_metrics(const ServingResult& result, const Cluster& clust
     block_seconds += rep.block_seconds;
     blocks += static_cast<double>(rep.kv_blocks);
     m.preemptions += rep.preemptions;
+    m.speculation.add(rep.speculation);
     const std::size_t per_stage = rep.gpus.size() / rep.stage_busy_s.size();
     for (std::size_t i = 0; i < rep.gpus.size(); ++i) {
       const GpuSpec& spec = catalog.at(cluster.gpu(rep.gpus[i]).gpu_type);
@@ -74,6 +76,11 @@ ServingMetrics serving_metrics(const ServingResult& result, const Cluster& clust
       joules += busy * spec.max_power_w + std::max(0.0, span - busy) * spec.idle_power_w;
       ++m.gpus;
     }
+  }
+  if (m.speculation.verifications > 0) {
+    m.acceptance_observed = static_cast<double>(m.speculation.accepted) / static_cast<double>(m.speculation.proposed);
+    m.tokens_per_step = static_cast<double>(m.speculation.emitted) / static_cast<double>(m.speculation.verifications);
+    m.expected_tokens_per_step = m.speculation.expected_emitted / static_cast<double>(m.speculation.verifications);
   }
   m.kv_mean_fraction = block_seconds / (blocks * span);
   m.egress_usd = result.kv_transfer_egress_usd;
@@ -106,11 +113,12 @@ nlohmann::json serving_report_json(const ServingResult& result, const ServingMet
                         {"iterations", rep.iterations},
                         {"preemptions", rep.preemptions},
                         {"busy_s", rep.busy_s}});
+    if (result.spec_tokens > 0) replicas.back()["draft_busy_s"] = rep.draft_busy_s;
   }
   nlohmann::json slo = nlohmann::json::object();
   if (c.slo.ttft_s > 0) slo["ttft_ms"] = c.slo.ttft_s * 1e3;
   if (c.slo.tpot_s > 0) slo["tpot_ms"] = c.slo.tpot_s * 1e3;
-  return {{"cluster", c.cluster_file},
+  nlohmann::json report = {{"cluster", c.cluster_file},
           {"model", c.model_file},
           {"model_name", c.model_name},
           {"workload", c.workload},
@@ -144,6 +152,33 @@ nlohmann::json serving_report_json(const ServingResult& result, const ServingMet
           {"joules_per_output_token", m.joules_per_output_token},
           {"events", result.events},
           {"replica_details", replicas}};
+  if (!result.reconfigurations.empty()) {
+    nlohmann::json moves = nlohmann::json::array();
+    for (const Reconfiguration& rc : result.reconfigurations)
+      moves.push_back({{"replica", rc.replica},
+                       {"from_layers", rc.from_layers},
+                       {"to_layers", rc.to_layers},
+                       {"requested_s", rc.requested_s},
+                       {"drained_s", rc.drained_s},
+                       {"transfer_s", rc.transfer_s},
+                       {"pause_s", rc.pause_s()},
+                       {"layers_moved", rc.layers_moved},
+                       {"kv_blocks", rc.kv_blocks},
+                       {"weights_bytes", rc.weights_bytes},
+                       {"kv_bytes", rc.kv_bytes}});
+    report["reconfigurations"] = moves;
+  }
+  if (result.spec_tokens > 0)
+    report["speculative"] = {{"draft_model", result.draft_model},
+                             {"spec_tokens", result.spec_tokens},
+                             {"acceptance_rate", result.acceptance_rate},
+                             {"acceptance_observed", m.acceptance_observed},
+                             {"tokens_per_step", m.tokens_per_step},
+                             {"expected_tokens_per_step", m.expected_tokens_per_step},
+                             {"verification_steps", m.speculation.verifications},
+                             {"draft_tokens_proposed", m.speculation.proposed},
+                             {"draft_tokens_accepted", m.speculation.accepted}};
+  return report;
 }
 
 std::string serving_report_table(const ServingResult& result, const ServingMetrics& m, const ServingContext& c) {
@@ -155,6 +190,28 @@ std::string serving_report_table(const ServingResult& result, const ServingMetri
     line(fmt::format("disaggregated: replicas 0-{} prefill, the other {} decode; {:.3f} GB of KV cache sent",
                      result.prefill_replicas - 1, result.replicas.size() - result.prefill_replicas,
                      result.kv_transfer_bytes / 1e9));
+  if (c.split_given)
+    line(fmt::format("layers per stage: {}", fmt::join(result.replicas.front().stage_layers, ", ")));
+  if (result.spec_tokens > 0)
+    line(fmt::format("speculative decoding: draft {}, {} tokens per step, acceptance rate {:g}: {:.4f} accepted, "
+                     "{:.3f} tokens per verification step (eq. 1 expects {:.3f})",
+                     result.draft_model, result.spec_tokens, result.acceptance_rate, m.acceptance_observed,
+                     m.tokens_per_step, m.expected_tokens_per_step));
+  if (!result.reconfigurations.empty()) {
+    double weights = 0, kv = 0, pause = 0, worst = 0;
+    for (const Reconfiguration& rc : result.reconfigurations) {
+      weights += rc.weights_bytes;
+      kv += rc.kv_bytes;
+      pause += rc.pause_s();
+      worst = std::max(worst, rc.pause_s());
+    }
+    const Reconfiguration& first = result.reconfigurations.front();
+    line(fmt::format("re-split at {:g} s: layers {} -> {} on {} replicas; {:.3f} GB of weights and {:.3f} GB of KV "
+                     "cache moved; pause mean {:.3f} ms, max {:.3f} ms (drain, then transfer)",
+                     first.requested_s, fmt::join(first.from_layers, ","), fmt::join(first.to_layers, ","),
+                     result.reconfigurations.size(), weights / 1e9, kv / 1e9,
+                     pause / static_cast<double>(result.reconfigurations.size()) * 1e3, worst * 1e3));
+  }
   line(fmt::format("workload: {}; {} requests over {:.3f} s", c.workload, m.requests, m.makespan_s));
   line(fmt::format("{:<14}{:>12}{:>12}{:>12}{:>12}", "latency (ms)", "p50", "p90", "p99", "mean"));
   for (const auto& [name, p] : {std::pair{"TTFT", m.ttft}, std::pair{"TPOT", m.tpot}, std::pair{"E2E", m.e2e}})

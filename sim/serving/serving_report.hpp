@@ -44,6 +44,11 @@ struct ServingMetrics {
   // Busy GPUs at their board power limit, idle ones at idle power: an upper bound, as `run`'s.
   double energy_kwh = 0;
   double joules_per_output_token = 0;
+  // Speculative decoding, over every replica's verification steps.
+  SpeculationStats speculation;
+  double acceptance_observed = 0;   // accepted / proposed draft tokens
+  double tokens_per_step = 0;       // output tokens per verification step of a sequence
+  double expected_tokens_per_step = 0;  // eq. 1 at each of those steps' proposals, averaged
 };
 
 ServingMetrics serving_metrics(const ServingResult& result, const Cluster& cluster, const GpuCatalog& catalog,
@@ -54,6 +59,7 @@ struct ServingContext {
   std::string cluster_file, model_file, model_name, workload, scheduler, router;
   int tp = 1, pp = 1;
   ServingSlo slo;
+  bool split_given = false;  // --layers-per-stage: the table names each stage's layers
 };
 
 nlohmann::json serving_report_json(const ServingResult& result, const ServingMetrics& metrics,

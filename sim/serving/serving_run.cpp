@@ -1,10 +1,12 @@
 #include "sim/serving/serving_run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <random>
 
 #include "base/error.hpp"
 #include "models/calibration/profile.hpp"
@@ -14,7 +16,21 @@ namespace hetsim::serving {
 
 namespace {
 
-enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1, kKvArrived = 2 };
+enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1, kKvArrived = 2, kResplit = 3, kResplitDone = 4 };
+
+// Seconds to send `bytes` from GPU `src` to GPU `dst`: the route's latency plus the bytes over its
+// bottleneck bandwidth (alpha-beta, no contention).
+double route_transfer_seconds(const Cluster& cluster, GpuId src, GpuId dst, double bytes) {
+  return cluster.route_latency_s(src, dst) + bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(src, dst);
+}
+
+// The stage holding `layer` under `split`.
+int stage_of(const std::vector<int>& split, int layer) {
+  int s = 0;
+  for (int end = split[0]; layer >= end; end += split[++s]) {
+  }
+  return s;
+}
 
 // One micro-batch in flight on a replica: vLLM's virtual engine, one per pipeline stage, each
 // scheduling its own sequences in its share of the KV cache.
@@ -26,10 +42,22 @@ struct MicroBatch {
 
 struct Replica {
   std::unique_ptr<ReplicaCost> cost;
+  std::unique_ptr<ReplicaCost> draft;  // speculative decoding: the draft on stage 0's GPUs
   std::vector<MicroBatch> micro_batches;
   std::vector<double> stage_free_s;  // when each stage finishes the work handed to it so far
   std::vector<double> stage_kv_bytes_per_token;  // per GPU of each stage
   double accounted_s = 0;            // block_seconds is integrated up to here
+  // A re-split: requested (no new iteration starts), then moving layers, then done.
+  enum class Resplit { kNone, kDraining, kMoving, kDone } resplit = Resplit::kNone;
+  long resplit_blocks = 0;                             // the tightest stage's blocks after it
+  std::vector<double> resplit_kv_bytes_per_token;      // per GPU of each stage after it
+  Reconfiguration reconfiguration;
+  bool paused() const { return resplit == Resplit::kDraining || resplit == Resplit::kMoving; }
+  bool drained() const {
+    for (const MicroBatch& m : micro_batches)
+      if (m.busy) return false;
+    return true;
+  }
   long used_blocks() const {
     long used = 0;
     for (const MicroBatch& m : micro_batches) used += m.scheduler->used_blocks();
@@ -44,14 +72,17 @@ struct Replica {
 
 class ServingReplay : public EventHandler {
  public:
-  ServingReplay(const Cluster& cluster, const std::vector<Request>& requests, std::vector<Replica>& replicas,
-                ServingResult& result, RouterKind router, int prefill_replicas, ServingObserver* observer)
-      : cluster_(cluster), requests_(requests), replicas_(replicas), result_(result), router_(router),
-        decode_router_(router), observer_(observer), prefill_replicas_(prefill_replicas) {}
+  ServingReplay(const Cluster& cluster, const TransformerConfig& model, const std::vector<Request>& requests,
+                std::vector<Replica>& replicas, ServingResult& result, const ServingOptions& options,
+                ServingObserver* observer)
+      : cluster_(cluster), model_(model), requests_(requests), replicas_(replicas), result_(result),
+        options_(options), router_(options.router), decode_router_(options.router), observer_(observer),
+        prefill_replicas_(options.prefill_replicas) {}
 
   void start() {
     id_ = engine_.add_handler(*this);
     engine_.schedule(requests_.front().arrival_s, id_, kArrival, 0);
+    if (options_.resplit_at_s >= 0) engine_.schedule(options_.resplit_at_s, id_, kResplit, 0);
     engine_.run();
     result_.events = static_cast<long>(engine_.events_processed());
   }
@@ -59,6 +90,14 @@ class ServingReplay : public EventHandler {
   void handle(const Event& event) override {
     if (event.kind == kArrival) {
       arrive(event.payload);
+    } else if (event.kind == kResplit) {
+      for (std::size_t r = 0; r < replicas_.size(); ++r) {
+        replicas_[r].resplit = Replica::Resplit::kDraining;
+        replicas_[r].reconfiguration.requested_s = engine_.now();
+        move_layers_once_drained(static_cast<int>(r));
+      }
+    } else if (event.kind == kResplitDone) {
+      resume(static_cast<int>(event.payload));
     } else if (event.kind == kKvArrived) {
       const int request = static_cast<int>(event.payload);
       enqueue(result_.requests[request].replica, request, true);
@@ -131,8 +170,7 @@ class ServingReplay : public EventHandler {
     double seconds = 0;
     for (std::size_t g = 0; g < src.size(); ++g) {
       const double bytes = requests_[request].prompt_tokens * from.stage_kv_bytes_per_token[g / tp];
-      seconds = std::max(seconds, cluster_.route_latency_s(src[g], dst[g]) +
-                                      bytes / cluster_.route_bottleneck_bandwidth_bytes_per_s(src[g], dst[g]));
+      seconds = std::max(seconds, route_transfer_seconds(cluster_, src[g], dst[g], bytes));
       result_.kv_transfer_bytes += bytes;
       result_.kv_transfer_egress_usd += bytes * cluster_.route_egress_usd_per_byte(src[g], dst[g]);
     }
@@ -147,6 +185,10 @@ class ServingReplay : public EventHandler {
     Replica& rep = replicas_[r];
     MicroBatch& mb = rep.micro_batches[m];
     account(r);
+    if (rep.paused()) {
+      move_layers_once_drained(r);
+      return;
+    }
     if (!mb.scheduler->plan(mb.step)) return;
     ReplicaStats& stats = result_.replicas[r];
     stats.peak_blocks_used = std::max(stats.peak_blocks_used, rep.used_blocks());
@@ -154,9 +196,12 @@ class ServingReplay : public EventHandler {
     stage_start_.assign(pp, 0);
     stage_s_.assign(pp, 0);
     double ready = engine_.now();
+    double draft_s = 0;
+    for (const IterationWork& pass : mb.step.draft_passes) draft_s += rep.draft->iteration_seconds(pass);
+    stats.draft_busy_s += draft_s;
     for (int s = 0; s < pp; ++s) {
       stage_start_[s] = std::max(ready, rep.stage_free_s[s]);
-      stage_s_[s] = rep.cost->stage_seconds(s, mb.step.work);
+      stage_s_[s] = rep.cost->stage_seconds(s, mb.step.work) + (s == 0 ? draft_s : 0);
       rep.stage_free_s[s] = stage_start_[s] + stage_s_[s];
       stats.stage_busy_s[s] += stage_s_[s];
       ready = rep.stage_free_s[s] + rep.cost->transfer_seconds(s, mb.step.work);
@@ -186,12 +231,67 @@ class ServingReplay : public EventHandler {
     start_step(r, m);
   }
 
+  // A re-split's transfer starts once replica r's micro-batches in flight have finished: for each
+  // pair of stages, the weights of the layers moving between them and those layers' share of the
+  // blocks in use, sent by every tensor-parallel rank at once; the pairs move at once too.
+  void move_layers_once_drained(int r) {
+    Replica& rep = replicas_[r];
+    if (rep.resplit != Replica::Resplit::kDraining || !rep.drained()) return;
+    rep.resplit = Replica::Resplit::kMoving;
+    Reconfiguration& rc = rep.reconfiguration;
+    rc.replica = r;
+    rc.from_layers = rep.cost->split();
+    rc.to_layers = options_.resplit_layers;
+    rc.drained_s = engine_.now();
+    rc.kv_blocks = rep.used_blocks();
+    const int tp = options_.tp;
+    const double weights = layer_weight_bytes(model_, options_.dtype, tp);
+    const double kv = static_cast<double>(rc.kv_blocks) * options_.block_tokens *
+                      kv_bytes_per_token_per_layer(model_, options_.dtype, tp);
+    std::map<std::pair<int, int>, int> moves;  // (from stage, to stage) -> layers
+    for (int layer = 0; layer < model_.num_layers; ++layer) {
+      const int from = stage_of(rc.from_layers, layer), to = stage_of(rc.to_layers, layer);
+      if (from != to) ++moves[{from, to}];
+    }
+    const std::vector<GpuId>& gpus = result_.replicas[r].gpus;
+    for (const auto& [stages, layers] : moves) {
+      for (int rank = 0; rank < tp; ++rank)
+        rc.transfer_s = std::max(rc.transfer_s, route_transfer_seconds(cluster_, gpus[stages.first * tp + rank],
+                                                                       gpus[stages.second * tp + rank],
+                                                                       layers * (weights + kv)));
+      rc.layers_moved += layers;
+      rc.weights_bytes += layers * weights * tp;
+      rc.kv_bytes += layers * kv * tp;
+    }
+    if (observer_ != nullptr) observer_->reconfiguration(rc);
+    engine_.schedule(rc.transfer_s, id_, kResplitDone, static_cast<std::uint64_t>(r));
+  }
+
+  // The layers have arrived: the replica runs the new split, its cache resized to it.
+  void resume(int r) {
+    Replica& rep = replicas_[r];
+    account(r);
+    rep.cost->set_split(options_.resplit_layers);
+    rep.stage_kv_bytes_per_token = rep.resplit_kv_bytes_per_token;
+    ReplicaStats& stats = result_.replicas[r];
+    stats.stage_layers = options_.resplit_layers;
+    // Figures over the whole run count the smaller of the two caches.
+    stats.kv_blocks = std::min(stats.kv_blocks, rep.resplit_blocks);
+    const long share = rep.resplit_blocks / static_cast<long>(rep.micro_batches.size());
+    for (MicroBatch& mb : rep.micro_batches) mb.scheduler->resize_cache(share);
+    rep.resplit = Replica::Resplit::kDone;
+    result_.reconfigurations.push_back(rep.reconfiguration);
+    for (std::size_t m = 0; m < rep.micro_batches.size(); ++m) start_step(r, static_cast<int>(m));
+  }
+
   Engine engine_;
   std::uint32_t id_ = 0;
   const Cluster& cluster_;
+  const TransformerConfig& model_;
   const std::vector<Request>& requests_;
   std::vector<Replica>& replicas_;
   ServingResult& result_;
+  const ServingOptions& options_;
   Router router_;         // to the replicas that prefill (all of them, unless disaggregated)
   Router decode_router_;  // disaggregated: to the decode replicas
   ServingObserver* observer_;
@@ -225,11 +325,35 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
   if (options.prefill_replicas < 0 || (options.prefill_replicas > 0 && options.prefill_replicas >= replicas))
     throw PlanError(fmt::format("serve: --prefill-replicas {} must leave at least one of the {} replicas to decode",
                                 options.prefill_replicas, replicas));
+  if (options.resplit_at_s >= 0 && options.pp < 2)
+    throw PlanError(fmt::format("serve: --resplit-at needs a pipeline of 2 or more stages (--pp {})", options.pp));
+  if (options.draft_model != nullptr) {
+    if (options.spec_tokens < 1)
+      throw PlanError(fmt::format("serve: --spec-tokens {} must be at least 1 with a draft model", options.spec_tokens));
+    if (!(options.acceptance_rate >= 0 && options.acceptance_rate <= 1))
+      throw PlanError(fmt::format("serve: --acceptance-rate {} must be in [0, 1]", options.acceptance_rate));
+    if (options.draft_model->vocab_size != model.vocab_size)
+      throw PlanError(fmt::format("serve: draft model {} has a vocabulary of {} tokens, target {} one of {}; "
+                                  "the draft must share the target's tokenizer",
+                                  options.draft_model->name, options.draft_model->vocab_size, model.name,
+                                  model.vocab_size));
+  }
   long longest = 0;
   for (const Request& r : requests) longest = std::max<long>(longest, r.prompt_tokens + r.output_tokens - 1L);
 
   ServingResult result;
   result.prefill_replicas = options.prefill_replicas;
+  // The workload generator starts from the same seed; offsetting it by 2^64 / golden ratio (the
+  // increment of Steele et al.'s SplitMix64) keeps the acceptance draws off the stream of
+  // arrival gaps and token counts.
+  std::mt19937_64 acceptance_rng(options.speculative_seed + 0x9e3779b97f4a7c15ULL);
+  SpeculativeDecoding speculation;
+  if (options.draft_model != nullptr) {
+    speculation = {options.spec_tokens, options.acceptance_rate, &acceptance_rng};
+    result.spec_tokens = options.spec_tokens;
+    result.acceptance_rate = options.acceptance_rate;
+    result.draft_model = options.draft_model->name;
+  }
   result.max_batched_tokens = options.max_batched_tokens > 0 ? options.max_batched_tokens
                               : options.scheduler == SchedulerKind::kSarathi
                                   ? kSarathiTokenBudget
@@ -251,7 +375,6 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
   for (int r = 0; r < replicas; ++r) {
     ReplicaStats& stats = result.replicas[r];
     std::vector<StageHardware> stages(options.pp);
-    long blocks = -1;
     for (int s = 0; s < options.pp; ++s) {
       const GpuId first = replica_gpu(r, s, 0, options.tp, options.pp);
       for (int g = first; g < first + options.tp; ++g) {
@@ -276,37 +399,62 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
       }
       stats.stage_gpu_types.push_back(hw.gpu->key);
     }
-    reps[r].cost = std::make_unique<ReplicaCost>(model, options.dtype, options.tp, stages);
-    for (int s = 0; s < options.pp; ++s) {
-      const KvCacheBudget budget = kv_cache_budget(model, options.dtype, options.tp, reps[r].cost->stage_layers(s),
-                                                   s == 0, s == options.pp - 1, *stages[s].gpu, kv_limits);
-      stats.stage_layers.push_back(reps[r].cost->stage_layers(s));
-      reps[r].stage_kv_bytes_per_token.push_back(budget.kv_bytes_per_token);
-      if (blocks < 0 || budget.blocks < blocks) {
-        blocks = budget.blocks;
-        stats.tightest_stage = budget;
+    reps[r].cost = std::make_unique<ReplicaCost>(model, options.dtype, options.tp, stages, options.layers_per_stage);
+    if (options.draft_model != nullptr)
+      reps[r].draft = std::make_unique<ReplicaCost>(*options.draft_model, options.dtype, options.tp,
+                                                    std::vector<StageHardware>{stages.front()});
+    // Each stage's budget under `split`; the tightest stage's blocks; and the share of one
+    // micro-batch (one in flight per stage, each with an equal share of the cache), checked to
+    // hold the longest request.
+    const auto budgets = [&](const std::vector<int>& split, std::vector<KvCacheBudget>& out) {
+      out.clear();
+      std::size_t tightest = 0;
+      for (int s = 0; s < options.pp; ++s) {
+        out.push_back(kv_cache_budget(model, options.dtype, options.tp, split[s], s == 0, s == options.pp - 1,
+                                      *stages[s].gpu, kv_limits));
+        if (s == 0 && options.draft_model != nullptr)
+          out[0] = with_draft_model(out[0],
+                                    kv_cache_budget(*options.draft_model, options.dtype, options.tp,
+                                                    options.draft_model->num_layers, true, true, *stages[s].gpu,
+                                                    kv_limits),
+                                    *stages[s].gpu, options.block_tokens);
+        if (out[s].blocks < out[tightest].blocks) tightest = static_cast<std::size_t>(s);
       }
-    }
-    stats.kv_blocks = blocks;
+      const long blocks = out[tightest].blocks;
+      const long share = blocks / options.pp;
+      if (blocks_for(longest, options.block_tokens) > share)
+        throw PlanError(fmt::format("serve: a request of {} tokens needs {} KV-cache blocks; replica {} holds {} per "
+                                    "micro-batch ({} in all, {} micro-batches{})",
+                                    longest, blocks_for(longest, options.block_tokens), r, share, blocks, options.pp,
+                                    split == reps[r].cost->split() ? "" : fmt::format(", layers {}", fmt::join(split, ","))));
+      return tightest;
+    };
+    std::vector<KvCacheBudget> stage_budgets;
+    const std::size_t tightest = budgets(reps[r].cost->split(), stage_budgets);
+    for (const KvCacheBudget& b : stage_budgets) reps[r].stage_kv_bytes_per_token.push_back(b.kv_bytes_per_token);
+    stats.stage_layers = reps[r].cost->split();
+    stats.tightest_stage = stage_budgets[tightest];
+    stats.kv_blocks = stage_budgets[tightest].blocks;
     stats.stage_busy_s.assign(options.pp, 0);
-    // One micro-batch in flight per stage, each with an equal share of the cache.
-    const long share = blocks / options.pp;
-    if (blocks_for(longest, options.block_tokens) > share)
-      throw PlanError(fmt::format("serve: a request of {} tokens needs {} KV-cache blocks; replica {} holds {} per "
-                                  "micro-batch ({} in all, {} micro-batches)",
-                                  longest, blocks_for(longest, options.block_tokens), r, share, blocks, options.pp));
+    const long share = stats.kv_blocks / options.pp;
+    if (options.resplit_at_s >= 0) {
+      check_layer_split(model, options.pp, options.resplit_layers);
+      std::vector<KvCacheBudget> after;
+      reps[r].resplit_blocks = after[budgets(options.resplit_layers, after)].blocks;
+      for (const KvCacheBudget& b : after) reps[r].resplit_kv_bytes_per_token.push_back(b.kv_bytes_per_token);
+    }
     SchedulerLimits limits;
     limits.max_num_seqs = options.max_num_seqs;
     limits.max_batched_tokens = result.max_batched_tokens;
     limits.block_tokens = options.block_tokens;
     limits.num_blocks = share;
     reps[r].micro_batches.resize(options.pp);
-    for (MicroBatch& mb : reps[r].micro_batches) mb.scheduler = std::make_unique<ReplicaScheduler>(options.scheduler, limits);
+    for (MicroBatch& mb : reps[r].micro_batches) mb.scheduler = std::make_unique<ReplicaScheduler>(options.scheduler, limits, speculation);
     reps[r].stage_free_s.assign(options.pp, 0);
   }
 
   result.requests.resize(requests.size());
-  ServingReplay replay(cluster, requests, reps, result, options.router, options.prefill_replicas, observer);
+  ServingReplay replay(cluster, model, requests, reps, result, options, observer);
   replay.start();
 
   double last = 0;
@@ -317,7 +465,10 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
     last = std::max(last, out.finish_s);
   }
   for (int r = 0; r < replicas; ++r) {
-    for (const MicroBatch& mb : reps[r].micro_batches) result.replicas[r].preemptions += mb.scheduler->preemptions();
+    for (const MicroBatch& mb : reps[r].micro_batches) {
+      result.replicas[r].preemptions += mb.scheduler->preemptions();
+      result.replicas[r].speculation.add(mb.scheduler->speculation_stats());
+    }
     if (reps[r].used_blocks() != 0 || reps[r].outstanding() != 0)
       throw SimulationError(fmt::format("serve: replica {} ended holding {} blocks and {} requests", r,
                                         reps[r].used_blocks(), reps[r].outstanding()));

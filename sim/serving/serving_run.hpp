@@ -7,6 +7,7 @@
 // micro-batches in flight, as vLLM's pipeline parallelism does (one virtual engine per stage,
 // each scheduling its own requests in an equal share of the KV cache): while one micro-batch
 // runs on stage s, another may run on stage s + 1, and an iteration waits for a busy stage.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,23 @@ struct ServingOptions {
   long max_batched_tokens = 0;  // 0: vllm/orca the longest request (at least 2048), sarathi 512
   int block_tokens = 16;
   double gpu_memory_utilization = 0.9;
+  // Layers of each stage (one count per stage, summing to the model's layers); empty: even.
+  std::vector<int> layers_per_stage;
+  // Speculative decoding with a draft model (null: off). The draft runs on the first stage's
+  // GPUs with the target's tensor parallelism before the target's pass, as vLLM's draft-model
+  // proposer runs on the target's workers; its weights and KV cache share the first stage's
+  // memory. The acceptance draws come from their own generator, seeded from
+  // `speculative_seed` (`hetsim serve` passes --seed).
+  const TransformerConfig* draft_model = nullptr;
+  int spec_tokens = 0;
+  double acceptance_rate = 0;
+  std::uint64_t speculative_seed = 1;
+  // Re-splitting every replica's stages at run time (resplit_at_s >= 0): at that time a replica
+  // starts no new iteration, lets the micro-batches in flight finish, then moves the layers that
+  // change stage (their weights and their KV-cache blocks) to their new stages' GPUs and resumes
+  // with `resplit_layers`.
+  double resplit_at_s = -1;
+  std::vector<int> resplit_layers;
 };
 
 // Sarathi-Serve's token budget in its evaluation (Agrawal et al., OSDI'24, section 5) and vLLM's
@@ -72,6 +90,26 @@ struct ReplicaStats {
   long iterations = 0;
   long preemptions = 0;
   long requests = 0;
+  SpeculationStats speculation;
+  double draft_busy_s = 0;           // speculative decoding: the draft's passes (on stage 0)
+};
+
+// A replica's re-split. Each GPU of a stage losing layers sends its shard of their weights and
+// of the KV-cache blocks in use to the GPU of the same tensor-parallel rank in the stage gaining
+// them, every pair at once over its cluster route: the slowest pair's route latency plus its
+// bytes over the route's bottleneck bandwidth (alpha-beta, no contention between pairs, as the
+// disaggregated KV transfers).
+struct Reconfiguration {
+  int replica = 0;
+  std::vector<int> from_layers, to_layers;  // per stage
+  double requested_s = 0;   // the replica stopped starting iterations
+  double drained_s = 0;     // its micro-batches in flight had finished; the transfer starts
+  double transfer_s = 0;    // the moves; the replica resumes at drained_s + transfer_s
+  int layers_moved = 0;
+  long kv_blocks = 0;       // blocks in use, whose moved layers' keys and values go along
+  double weights_bytes = 0;  // over every GPU
+  double kv_bytes = 0;
+  double pause_s() const { return drained_s + transfer_s - requested_s; }
 };
 
 struct ServingResult {
@@ -83,6 +121,10 @@ struct ServingResult {
   int prefill_replicas = 0;
   double kv_transfer_bytes = 0;       // disaggregated serving: KV caches sent to decode replicas
   double kv_transfer_egress_usd = 0;  // their price on the links they crossed (WAN egress)
+  int spec_tokens = 0;                // speculative decoding: draft tokens per step (0: off)
+  double acceptance_rate = 0;
+  std::string draft_model;            // its name
+  std::vector<Reconfiguration> reconfigurations;  // by replica, in the order they resumed
 };
 
 // Subscribes to what the replay reports (the trace writer does).
@@ -90,9 +132,11 @@ class ServingObserver {
  public:
   virtual ~ServingObserver() = default;
   // An iteration of `replica` starting at `start_s`: stage s computes from stage_start_s[s] for
-  // stage_s[s] seconds.
+  // stage_s[s] seconds (stage 0's time includes the speculative draft's passes, if any).
   virtual void iteration(int replica, const std::vector<double>& stage_start_s,
                          const std::vector<double>& stage_s, const Step& step) = 0;
+  // A replica's re-split transfer, from r.drained_s for r.transfer_s.
+  virtual void reconfiguration(const Reconfiguration& r) = 0;
 };
 
 // Throws PlanError when the options do not fit the cluster or the model (too few GPUs, no room

@@ -130,4 +130,102 @@ TEST_CASE("serve refuses bad options with one line naming them") {
   refuse("--gpu-memory-utilization 1.5", "--gpu-memory-utilization 1.5 must be in (0, 1]");
   refuse("--requests-csv " + kRoot + "/tests/serving/data/azure_sample.csv --tp 3",
          "tp 3 must divide the 32 attention heads");
+  const std::string draft = " --draft-model " + kRoot + "/models/configs/llama-3.2-1b.json";
+  refuse(draft + " --spec-tokens 0 --acceptance-rate 0.5", "--spec-tokens 0 must be at least 1 with a draft model");
+  refuse(draft + " --spec-tokens -3 --acceptance-rate 0.5", "--spec-tokens -3 must be at least 1");
+  refuse(draft + " --spec-tokens 4 --acceptance-rate 1.5", "--acceptance-rate 1.5 must be in [0, 1]");
+  refuse(draft + " --spec-tokens 4 --acceptance-rate -0.1", "--acceptance-rate -0.1 must be in [0, 1]");
+  refuse(" --draft-model " + kRoot + "/models/configs/llama-2-7b.json --spec-tokens 4 --acceptance-rate 0.5",
+         "has a vocabulary of 32000 tokens, target meta-llama/Meta-Llama-3-8B one of 128256");
+  refuse("--spec-tokens 4", "--spec-tokens: got 4; expected speculative decoding needs a draft model (--draft-model)");
+  refuse("--acceptance-rate 0.5", "--acceptance-rate: got 0.5; expected speculative decoding needs a draft model");
+  refuse("--pp 3 --layers-per-stage 10,14,9", "layers per stage 10,14,9 must give each of the 3 stages at least one "
+                                              "layer and sum to the 32 layers");
+  refuse("--pp 3 --layers-per-stage 16,16", "layers per stage 16,16 must give each of the 3 stages");
+  refuse("--pp 2 --layers-per-stage 16,x", "--layers-per-stage: got 16,x; expected layers per stage, integers >= 1");
+  refuse("--pp 2 --layers-per-stage 32,0", "--layers-per-stage: got 32,0");
+  refuse("--pp 2 --resplit-at 5", "--resplit-at: got 5; expected SECONDS:SPLIT");
+  refuse("--pp 2 --resplit-at -1:16,16", "--resplit-at: got -1:16,16; expected SECONDS:SPLIT");
+  refuse("--pp 2 --resplit-at 5:16,17", "layers per stage 16,17 must give each of the 2 stages");
+  refuse("--resplit-at 5:32", "--resplit-at needs a pipeline of 2 or more stages (--pp 1)");
+}
+
+TEST_CASE("serve --draft-model: at acceptance 1 TPOT = (K draft passes + verification) / (K + 1); at 0 one token a step") {
+  using namespace hetsim;
+  const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
+  const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
+  const TransformerConfig draft = load_transformer_config(kRoot + "/models/configs/llama-3.2-1b.json");
+  serving::StageHardware hw;
+  hw.gpu = &catalog.at("a100-80gb");
+  const serving::ReplicaCost target_cost(model, Dtype::kBf16, 1, {hw});
+  const serving::ReplicaCost draft_cost(draft, Dtype::kBf16, 1, {hw});
+  // Prompt 300, 9 output tokens: the prefill's, then two steps of K = 3 proposals + 1.
+  double decode = 0;
+  for (const long cached : {300L, 304L}) {
+    for (long j = 0; j < 3; ++j) {
+      serving::IterationWork pass;
+      // After the first step accepted all, the draft's first pass also reads its last proposal.
+      if (j == 0 && cached == 304) {
+        pass.add_prefill(2, cached - 1, true);
+      } else {
+        pass.add_decode(cached + j);
+      }
+      decode += draft_cost.iteration_seconds(pass);
+    }
+    serving::IterationWork verify;
+    verify.add_verification(4, cached);
+    decode += target_cost.iteration_seconds(verify);
+  }
+  const std::string spec = " serve --replicas 1 --requests 1 --prompt-tokens 300 --output-tokens 9 --draft-model " +
+                           kRoot + "/models/configs/llama-3.2-1b.json --spec-tokens 3 --json --acceptance-rate ";
+  const auto out = scratch("spec1.json");
+  REQUIRE(shell(kBin + spec + "1 > " + out.string()) == 0);
+  const auto report = read_json(out);
+  CHECK(report["tpot"]["p50_ms"].get<double>() == doctest::Approx(decode / 8 * 1e3).epsilon(1e-12));
+  CHECK(report["speculative"]["tokens_per_step"] == 4.0);
+  CHECK(report["speculative"]["acceptance_observed"] == 1.0);
+  CHECK(report["speculative"]["draft_model"] == "meta-llama/Llama-3.2-1B");
+  REQUIRE(shell(kBin + spec + "0 > " + out.string()) == 0);
+  const auto none = read_json(out);
+  CHECK(none["speculative"]["tokens_per_step"] == 1.0);
+  CHECK(none["speculative"]["draft_tokens_accepted"] == 0);
+  // 8 tokens after the first, one a step: proposals 3, 3, 3, 3, 3, 2, 1, then one plain decode.
+  CHECK(none["speculative"]["verification_steps"] == 7);
+}
+
+TEST_CASE("serve --layers-per-stage: the stages hold the layers given and the table says so") {
+  const auto out = scratch("split.txt");
+  REQUIRE(shell(kBin + " serve --pp 3 --replicas 2 --requests 20 --layers-per-stage 10,14,8 > " + out.string()) == 0);
+  CHECK(slurp(out).find("layers per stage: 10, 14, 8\n") != std::string::npos);
+  const auto json = scratch("split.json");
+  REQUIRE(shell(kBin + " serve --pp 3 --replicas 2 --requests 20 --layers-per-stage 10,14,8 --json > " + json.string()) == 0);
+  const auto report = read_json(json);
+  for (const auto& replica : report["replica_details"]) CHECK(replica["stage_layers"] == nlohmann::json({10, 14, 8}));
+}
+
+TEST_CASE("serve --resplit-at: every replica re-splits once, reported and traced; with a draft, runs repeat exactly") {
+  const auto out = scratch("resplit.json");
+  const auto trace = scratch("resplit.trace.json");
+  REQUIRE(shell(kBin + " serve --pp 2 --replicas 2 --requests 100 --rate 10 --resplit-at 5:12,20 --json --trace " +
+                trace.string() + " > " + out.string()) == 0);
+  const std::string draft = " --draft-model " + kRoot + "/models/configs/llama-3.2-1b.json --spec-tokens 3 " +
+                            "--acceptance-rate 0.7 --seed 7";
+  for (const char* name : {"a", "b"}) {
+    REQUIRE(shell(kBin + " serve --pp 2 --replicas 2 --requests 100 --rate 10 --resplit-at 5:12,20 --json" + draft +
+                  " --trace " + scratch(std::string("spec_") + name + ".trace.json").string() + " > " +
+                  scratch(std::string("spec_") + name + ".json").string()) == 0);
+  }
+  CHECK(slurp(scratch("spec_a.json")) == slurp(scratch("spec_b.json")));
+  CHECK(slurp(scratch("spec_a.trace.json")) == slurp(scratch("spec_b.trace.json")));
+  const auto report = read_json(out);
+  REQUIRE(report["reconfigurations"].size() == 2);
+  for (const auto& rc : report["reconfigurations"]) {
+    CHECK(rc["requested_s"] == 5.0);
+    CHECK(rc["layers_moved"] == 4);
+    CHECK(rc["to_layers"] == nlohmann::json({12, 20}));
+    CHECK(rc["pause_s"].get<double>() >= rc["transfer_s"].get<double>());
+  }
+  for (const auto& replica : report["replica_details"]) CHECK(replica["stage_layers"] == nlohmann::json({12, 20}));
+  CHECK(shell(kBin + " validate " + trace.string() + " > /dev/null") == 0);
+  CHECK(slurp(trace).find("\"re-split\"") != std::string::npos);
 }

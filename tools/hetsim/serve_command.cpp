@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <memory>
+#include <optional>
 
 #include "base/error.hpp"
 #include "base/report_json.hpp"
@@ -30,11 +31,16 @@ struct ServeArgs {
   std::string output_tokens = "128";
   std::string requests_csv;
   std::string trace;
+  std::string layers_per_stage;
+  std::string resplit_at;
+  std::string draft_model;
   serving::ServingOptions options;
   serving::SyntheticWorkload workload;
   double slo_ttft_ms = 0;
   double slo_tpot_ms = 0;
   bool json = false;
+  bool spec_tokens_given = false;
+  bool acceptance_rate_given = false;
 };
 
 serving::TokenRange parse_range(const std::string& text, const char* flag) {
@@ -52,6 +58,23 @@ serving::TokenRange parse_range(const std::string& text, const char* flag) {
   return range;
 }
 
+// "10,14,8": one layer count per stage.
+std::vector<int> parse_split(const std::string& text, const char* flag) {
+  std::vector<int> layers;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    int n = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || n < 1)
+      throw InputError("command line", flag, text, "layers per stage, integers >= 1 separated by commas (e.g. 10,14,8)");
+    layers.push_back(n);
+    if (comma == std::string::npos) return layers;
+    start = comma + 1;
+  }
+}
+
 void serve(ServeArgs& args) {
   const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
   const Cluster cluster = load_cluster(args.cluster, catalog.keys());
@@ -62,6 +85,28 @@ void serve(ServeArgs& args) {
   if (args.dtype != "bf16" && args.dtype != "fp16")
     throw InputError("command line", "--dtype", args.dtype, "bf16 or fp16");
   options.dtype = dtype_from_string(args.dtype);
+  if (!args.layers_per_stage.empty()) options.layers_per_stage = parse_split(args.layers_per_stage, "--layers-per-stage");
+  if (!args.resplit_at.empty()) {
+    const std::size_t colon = args.resplit_at.find(':');
+    const std::string when = args.resplit_at.substr(0, colon);
+    const auto [end, ec] = std::from_chars(when.data(), when.data() + when.size(), options.resplit_at_s);
+    if (colon == std::string::npos || when.empty() || ec != std::errc() || end != when.data() + when.size() ||
+        !(options.resplit_at_s >= 0))
+      throw InputError("command line", "--resplit-at", args.resplit_at,
+                       "SECONDS:SPLIT, seconds >= 0 of simulated time and layers per stage (e.g. 30:10,14,8)");
+    options.resplit_layers = parse_split(args.resplit_at.substr(colon + 1), "--resplit-at");
+  }
+  std::optional<TransformerConfig> draft;
+  if (!args.draft_model.empty()) {
+    draft = load_transformer_config(args.draft_model);
+    options.draft_model = &*draft;
+    options.speculative_seed = args.workload.seed;
+  } else if (args.spec_tokens_given || args.acceptance_rate_given) {
+    throw InputError("command line", args.spec_tokens_given ? "--spec-tokens" : "--acceptance-rate",
+                     args.spec_tokens_given ? fmt::format("{}", options.spec_tokens)
+                                            : fmt::format("{}", options.acceptance_rate),
+                     "speculative decoding needs a draft model (--draft-model)");
+  }
   if (!(args.slo_ttft_ms >= 0) || !(args.slo_tpot_ms >= 0))
     throw InputError("command line", args.slo_ttft_ms >= 0 ? "--slo-tpot-ms" : "--slo-ttft-ms",
                      fmt::format("{}", args.slo_ttft_ms >= 0 ? args.slo_tpot_ms : args.slo_ttft_ms),
@@ -105,6 +150,7 @@ void serve(ServeArgs& args) {
   context.tp = options.tp;
   context.pp = options.pp;
   context.slo = {args.slo_ttft_ms / 1e3, args.slo_tpot_ms / 1e3};
+  context.split_given = !options.layers_per_stage.empty();
   const serving::ServingMetrics metrics = serving::serving_metrics(result, cluster, catalog, context.slo);
   // Checked before the trace lands, so a figure that is not finite leaves no output behind.
   const std::string report = dump_report(serving::serving_report_json(result, metrics, context), 2);
@@ -156,6 +202,20 @@ void add_serve_command(CLI::App& app) {
                   "a request trace instead (columns TIMESTAMP, ContextTokens, GeneratedTokens: the Azure LLM inference trace)");
   cmd->add_option("--slo-ttft-ms", args->slo_ttft_ms, "time-to-first-token objective for goodput (0: none)");
   cmd->add_option("--slo-tpot-ms", args->slo_tpot_ms, "time-per-output-token objective for goodput (0: none)");
+  cmd->add_option("--layers-per-stage", args->layers_per_stage,
+                  "layers of each pipeline stage, e.g. 10,14,8 (one per stage, summing to the model's layers; "
+                  "default: even, the remainder to the first stages)");
+  cmd->add_option("--resplit-at", args->resplit_at,
+                  "SECONDS:SPLIT: at that time every replica drains its micro-batches in flight, moves the layers "
+                  "that change stage (weights and KV cache) and continues with SPLIT layers per stage, e.g. 30:10,14,8");
+  cmd->add_option("--draft-model", args->draft_model,
+                  "speculative decoding: the draft model's config.json (same vocabulary as --model); it runs on "
+                  "each replica's first-stage GPUs");
+  cmd->add_option("--spec-tokens", args->options.spec_tokens, "speculative decoding: draft tokens per step (K)")
+      ->each([args](const std::string&) { args->spec_tokens_given = true; });
+  cmd->add_option("--acceptance-rate", args->options.acceptance_rate,
+                  "speculative decoding: probability that the target accepts each draft token (alpha), in [0, 1]")
+      ->each([args](const std::string&) { args->acceptance_rate_given = true; });
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace to this file");
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->callback([args] { serve(*args); });
