@@ -123,8 +123,15 @@ TEST_CASE("ring step = max(attention on one block, transfer) on a 2-GPU NVLink p
     // Each GPU sends one K,V block forward and K,V plus dK,dV backward per layer, on NVLink.
     const double ring_bytes = 2 * m.num_layers * (block + 2 * block);
     CHECK(r.context_parallel_bytes == ring_bytes);
-    CHECK(r.bytes_intra_node == ring_bytes);
     CHECK(r.bytes_nic == 0);
+    // The pair also reduces its gradients (dp 1 x cp 2), as two data-parallel replicas of the
+    // same GPUs would: what the cp run adds to their link bytes is the ring's, on every link of
+    // the route between the two GPUs.
+    const RunResult replicas = simulate_training(pair, catalog(), m, options(1, 1, 1, seq, 2));
+    REQUIRE(replicas.plan.dp == 2);
+    const double hops = static_cast<double>(pair.route(0, 1).size());
+    CHECK(pair.route(1, 0).size() == pair.route(0, 1).size());
+    CHECK(r.bytes_intra_node - replicas.bytes_intra_node == doctest::Approx(ring_bytes * hops).epsilon(1e-9));
   }
 }
 
@@ -149,7 +156,7 @@ TEST_CASE("gradients reduce over the dp x cp GPUs holding the same weights") {
   replicas.dp = 4;
   replicas.cp = 1;
   const auto four = data_parallel_sync(dgx_h100_4node(), replicas, Placement{1, 1, 4}, costs, {});
-  CHECK(sync[0].gradients.front().seconds == four[0].gradients.front().seconds);
+  CHECK(sync[0].gradients.front().alpha_beta_s == four[0].gradients.front().alpha_beta_s);
   CHECK(sync[0].gradients.front().bytes == four[0].gradients.front().bytes);
 }
 
