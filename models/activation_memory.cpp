@@ -9,7 +9,9 @@
 //   full            2sbh (2sbh/t with SP)
 // and the same components give GQA (smaller K, V), SwiGLU (two MLP intermediates), models
 // without dropout (no masks, no dropout output) and FlashAttention (no s^2 tensors). A MoE
-// layer's expert part is counted by moe_activation_bytes (below).
+// layer's expert part is counted by moe_activation_bytes (below). With context parallelism s is
+// a GPU's s/cp tokens (Korthikanti's formulas with s/cp; the attention scores of its queries span
+// every key), so every term divides by cp.
 #include "models/chunk_cost.hpp"
 #include "models/layer_ops.hpp"
 
@@ -17,7 +19,8 @@ namespace hetsim {
 
 double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
   const double b = plan.micro_batch_size;
-  const double s = plan.seq_length;
+  // Context parallelism: every tensor holds this GPU's s/cp tokens of the sequence.
+  const double s = plan.local_seq_length();
   const double h = model.hidden_size;
   const double t = plan.tp;
   const double e = activation_element_bytes(plan.dtype);
@@ -40,7 +43,8 @@ double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan
   bytes += mask * sbh * region;               // post-attention dropout mask
   if (plan.recompute == Recompute::kNone) {
     const double a = model.num_heads;
-    const double scores = a * s * model.attended_keys(s) * b / t;  // score elements per GPU
+    // Score elements per GPU: the local queries against the keys of the whole sequence.
+    const double scores = a * s * model.attended_keys(plan.seq_length) * b / t;
     if (plan.flash_attention) {
       bytes += 4.0 * a * s * b / t;           // fp32 row log-sum-exp kept by the fused kernel
     } else {
@@ -91,7 +95,7 @@ double layer_recompute_transient_bytes(const TransformerConfig& model, const Par
 //    router's). Qwen2-MoE's shared-expert gate output (b*s values) is left out, < 1/h of it.
 // Router and routing map run on the sequence-parallel shard of the tokens (b*s/t with SP).
 double moe_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
-  const double tokens = static_cast<double>(plan.micro_batch_size) * plan.seq_length;
+  const double tokens = static_cast<double>(plan.micro_batch_size) * plan.local_seq_length();
   const double router_tokens = plan.sequence_parallel ? tokens / plan.tp : tokens;
   const double rows = moe_routed_rows(model, plan);
   const double h = model.hidden_size;

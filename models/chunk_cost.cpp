@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "models/context_parallel.hpp"
 #include "models/layer_ops.hpp"
 #include "models/roofline.hpp"
 #include "models/tp_collectives.hpp"
@@ -14,7 +15,8 @@ namespace hetsim {
 namespace {
 
 struct PassTimes {
-  double forward_s = 0, backward_input_s = 0, backward_weight_s = 0, core_forward_s = 0;
+  double forward_s = 0, backward_input_s = 0, backward_weight_s = 0, core_forward_s = 0,
+         core_backward_s = 0;
   double forward_flops = 0, backward_input_flops = 0, backward_weight_flops = 0;
   double core_forward_flops = 0;
 };
@@ -53,6 +55,7 @@ TimedOps time_ops(std::vector<LayerOp> ops, const GpuSpec& gpu, Dtype dtype,
     p.backward_weight_flops += op.backward_weight.flops;
     if (op.attention_core) {
       p.core_forward_s += f;
+      p.core_backward_s += t.costs[i].backward_input.seconds;
       p.core_forward_flops += op.forward.flops;
     }
   }
@@ -119,7 +122,7 @@ TpComm schedule_cost(const TpSchedule& schedule, const TimedOps& ops, const TpCo
 
 void check_inputs(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                   const ChunkSpan& span, const TensorParallelLinks& links,
-                  const ExpertParallelLinks& ep_links) {
+                  const ExpertParallelLinks& ep_links, const ContextParallelLinks& cp_links) {
   if (model.hidden_size <= 0 || model.num_heads <= 0 || model.num_kv_heads <= 0 ||
       model.ffn_hidden_size <= 0 || model.vocab_size <= 0 || model.num_layers <= 0) {
     throw PlanError("model \"" + model.name + "\" has a non-positive dimension");
@@ -136,6 +139,18 @@ void check_inputs(const TransformerConfig& model, const ParallelPlan& plan, cons
   if (plan.tp > 1 && !(links.bandwidth_bytes_per_s > 0)) {
     throw PlanError("tensor parallelism " + std::to_string(plan.tp) +
                     " needs links with a positive bandwidth");
+  }
+  check_context_parallel(plan);
+  if (plan.cp > 1 && !(cp_links.bandwidth_bytes_per_s > 0)) {
+    throw PlanError("context parallelism " + std::to_string(plan.cp) +
+                    " needs ring links with a positive bandwidth");
+  }
+  if (plan.cp > 1 && model.attended_keys(plan.seq_length) < plan.seq_length) {
+    // Sliding windows skip ring steps whose keys lie outside every window; not modelled.
+    throw PlanError("--context-parallel-size " + std::to_string(plan.cp) + ": model \"" +
+                    model.name + "\" uses sliding-window attention (window " +
+                    std::to_string(model.sliding_window) +
+                    "), which the context-parallel ring does not model; use cp 1");
   }
   if (!(gpu.hbm_bytes_per_s > 0) || !(gpu.peak(Dtype::kFp32) > 0)) {
     throw PlanError("GPU \"" + gpu.key + "\" has no HBM bandwidth or fp32 peak");
@@ -196,7 +211,7 @@ double ep_all_to_all_seconds(double bytes_per_gpu, int ep, const ExpertParallelL
 }
 
 double ep_all_to_all_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
-  const double tokens = static_cast<double>(plan.micro_batch_size) * plan.seq_length;
+  const double tokens = static_cast<double>(plan.micro_batch_size) * plan.local_seq_length();
   const double local = plan.sequence_parallel ? tokens / plan.tp : tokens;
   return local * model.experts_per_token * model.hidden_size *
          activation_element_bytes(plan.dtype);
@@ -204,21 +219,21 @@ double ep_all_to_all_bytes(const TransformerConfig& model, const ParallelPlan& p
 
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                      const ChunkSpan& span, const TensorParallelLinks& tp_links,
-                     const ExpertParallelLinks& ep_links) {
-  return cost_chunk(model, plan, gpu, span, tp_links, nullptr, nullptr, ep_links);
+                     const ExpertParallelLinks& ep_links, const ContextParallelLinks& cp_links) {
+  return cost_chunk(model, plan, gpu, span, tp_links, nullptr, nullptr, ep_links, cp_links);
 }
 
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                      const ChunkSpan& span, const TensorParallelLinks& tp_links,
                      const calibration::Profile* profile, CostSources* sources,
-                     const ExpertParallelLinks& ep_links) {
-  check_inputs(model, plan, gpu, span, tp_links, ep_links);
+                     const ExpertParallelLinks& ep_links, const ContextParallelLinks& cp_links) {
+  check_inputs(model, plan, gpu, span, tp_links, ep_links, cp_links);
   ChunkCost c;
   c.layers = span.num_layers;
   const double layers = span.num_layers;
   const int t = plan.tp;
   const double e = activation_element_bytes(plan.dtype);
-  const double act_bytes = e * plan.micro_batch_size * static_cast<double>(plan.seq_length) *
+  const double act_bytes = e * plan.micro_batch_size * plan.local_seq_length() *
                            model.hidden_size;  // the whole [b*s, h] tensor
 
   // Transformer layers.
@@ -234,8 +249,13 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
       model.is_moe()
           ? 2 * ep_all_to_all_seconds(ep_all_to_all_bytes(model, plan), plan.ep, ep_links)
           : 0.0;
-  c.forward_s = layers * (layer.forward_s + comm.forward_s + ep_comm);
-  c.backward_input_s = layers * (layer.backward_input_s + comm.backward_s + ep_comm);
+  // Context parallelism: the ring's exposed transfers beside the attention core.
+  const ContextParallelRing ring =
+      context_parallel_ring(model, plan, layer.core_forward_s, layer.core_backward_s, cp_links);
+  const double cp_forward = ring.forward.exposed_s;
+  c.forward_s = layers * (layer.forward_s + comm.forward_s + ep_comm + cp_forward);
+  c.backward_input_s =
+      layers * (layer.backward_input_s + comm.backward_s + ep_comm + ring.backward.exposed_s);
   if (plan.fp8 != Fp8Format::kNone) {
     c.forward_s += fp8_scale_update_seconds(layer_ops.ops, layers, false, gpu);
     c.backward_input_s += fp8_scale_update_seconds(layer_ops.ops, layers, true, gpu);
@@ -248,23 +268,29 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   c.tp_bytes_backward = layers * comm.backward_bytes;
   c.ep_comm_forward_s = layers * ep_comm;
   c.ep_comm_backward_s = layers * ep_comm;
+  c.cp_comm_forward_s = layers * cp_forward;
+  c.cp_comm_backward_s = layers * ring.backward.exposed_s;
+  c.cp_bytes_forward = layers * ring.forward.bytes_sent;
+  c.cp_bytes_backward = layers * ring.backward.bytes_sent;
   c.forward_flops = layers * layer.forward_flops;
   c.backward_input_flops = layers * layer.backward_input_flops;
   c.backward_weight_flops = layers * layer.backward_weight_flops;
   switch (plan.recompute) {
     case Recompute::kNone: break;
     case Recompute::kSelective:  // Korthikanti: the attention core's forward again in backward
-      c.recompute_s = layers * layer.core_forward_s;
+      c.recompute_s = layers * (layer.core_forward_s + cp_forward);
       c.recompute_flops = layers * layer.core_forward_flops;
       break;
     case Recompute::kFull:  // the whole layer forward again, its TP and EP collectives included
-      c.recompute_s = layers * (layer.forward_s + comm.forward_s + ep_comm);
+      c.recompute_s = layers * (layer.forward_s + comm.forward_s + ep_comm + cp_forward);
       c.recompute_flops = layers * layer.forward_flops;
       break;
   }
   c.activation_bytes = layers * layer_activation_bytes(model, plan);
   c.weight_grad_bytes = layers * layer_weight_grad_bytes(model, plan);
-  if (span.num_layers > 0) c.backward_transient_bytes = layer_recompute_transient_bytes(model, plan);
+  if (span.num_layers > 0)
+    c.backward_transient_bytes =
+        layer_recompute_transient_bytes(model, plan) + ring.backward_buffer_bytes;
   const LayerParams layer_params = layer_params_per_gpu(model, plan);
   c.params = layers * layer_params.total;
   c.expert_params = layers * layer_params.expert;
@@ -323,14 +349,14 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   }
 
   // The optimizer step as Megatron-LM runs it (bf16 training, fp32 main parameters, --clip-grad
-  // on by default), over this GPU's parameter shard (from ZeRO stage 1: dense ones over dp,
+  // on by default), over this GPU's parameter shard (from ZeRO stage 1: dense ones over dp x cp,
   // expert ones over dp / ep): the gradient norm reads the fp32 gradients (4 B); Adam reads
   // master weight, gradient, m, v and writes master, m, v (28 B); the master weights are copied
   // into the bf16 model weights (read 4, write 2). The fp32 main-gradient buffer it holds (whole
   // below ZeRO stage 2) is zeroed for the next iteration (write 4).
   const int stage = plan.effective_zero_stage();
   const auto shard_of = [&](bool sharded) {
-    const double dense_shard = sharded ? static_cast<double>(plan.dp) : 1.0;
+    const double dense_shard = sharded ? static_cast<double>(plan.data_parallel_with_context()) : 1.0;
     const double expert_shard = sharded ? static_cast<double>(plan.expert_data_parallel()) : 1.0;
     return (c.params - c.expert_params) / dense_shard + c.expert_params / expert_shard;
   };
@@ -350,10 +376,11 @@ StaticMemory static_memory(double dense_params, double expert_params, const Para
   // ZeRO (Rajbhandari et al., SC'20, section 5.1-5.3): with data-parallel degree N_d, stage 1
   // keeps (w + g)Psi + K Psi / N_d, stage 2 w Psi + (g + K) Psi / N_d, stage 3
   // (w + g + K) Psi / N_d.
-  // Routed experts are replicated over dp / ep replicas only, so that is their N_d.
+  // Weights are replicated over the dp x cp GPUs (context-parallel ranks hold the same weights);
+  // routed experts over dp x cp / ep only, so those are the N_d.
   check_data_parallel_sharding(plan);
   const int stage = plan.effective_zero_stage();
-  const double dense_nd = plan.dp;
+  const double dense_nd = plan.data_parallel_with_context();
   const double expert_nd = plan.expert_data_parallel();
   const auto sharded = [&](double bytes_per_param, int from_stage) {
     if (stage < from_stage) return bytes_per_param * (dense_params + expert_params);
@@ -378,6 +405,7 @@ double model_flops_per_iteration(const TransformerConfig& model, const ParallelP
   // Whole-model FLOPs: one tensor-parallel rank of a tp=1 plan does all of them.
   ParallelPlan whole = plan;
   whole.tp = 1;
+  whole.cp = 1;
   whole.sequence_parallel = false;
   double per_microbatch = 0;
   for (const LayerOp& op : transformer_layer_ops(model, whole)) {

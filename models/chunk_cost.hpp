@@ -32,6 +32,13 @@ struct ExpertParallelLinks {
   double latency_s = 0;
 };
 
+// The links a context-parallel ring sends its key/value blocks on: each GPU's route to the next
+// GPU of its context-parallel group (NVLink inside a node, the fabric across nodes).
+struct ContextParallelLinks {
+  double bandwidth_bytes_per_s = 0;  // per GPU per direction, with every ring of the group sending
+  double latency_s = 0;
+};
+
 struct ChunkCost {
   // Seconds on one GPU, tensor-parallel collectives included. An unsplit backward (B) takes
   // backward_input_s + backward_weight_s + recompute_s; when B and W are split, B takes
@@ -49,6 +56,13 @@ struct ChunkCost {
   double tp_bytes_backward = 0;   // and backward (recompute not included)
   double ep_comm_forward_s = 0;   // part of forward_s spent in expert-parallel all-to-alls
   double ep_comm_backward_s = 0;  // part of backward_input_s spent in expert-parallel all-to-alls
+  // Context parallelism (models/context_parallel.hpp): the ring's transfer time no attention
+  // step hides, part of forward_s and of backward_input_s (and of recompute_s, which runs the
+  // forward ring again), and the bytes one GPU sends round the ring (recompute not included).
+  double cp_comm_forward_s = 0;
+  double cp_comm_backward_s = 0;
+  double cp_bytes_forward = 0;
+  double cp_bytes_backward = 0;
   // FLOPs on one GPU: model FLOPs (no recompute) and the recompute FLOPs on top.
   double forward_flops = 0;
   double backward_input_flops = 0;
@@ -59,7 +73,8 @@ struct ChunkCost {
   double weight_grad_bytes = 0;       // GEMM inputs W still reads after B (freed at W); see models/README.md
   double output_bytes = 0;            // the activation tensor sent to the next stage (whole)
   // Bytes live on top of activation_bytes while B runs: with recompute, what the layer being
-  // recomputed re-materializes (layer_recompute_transient_bytes); 0 without recompute.
+  // recomputed re-materializes (layer_recompute_transient_bytes) and, with context parallelism,
+  // the ring's blocks in flight (ContextParallelRing::backward_buffer_bytes); else 0.
   double backward_transient_bytes = 0;
   double params = 0;                  // parameters held by one GPU for this chunk
   // The part of `params` that are routed-expert weights: their gradients are reduced over, and
@@ -78,12 +93,14 @@ struct ChunkCost {
 // Every op costed by the roofline (models/roofline.hpp) and every TP collective by the ring
 // formula (models/tp_collectives.hpp): cost_chunk with no profile. `ep_links` are needed (a
 // positive bandwidth) when plan.ep > 1: each MoE layer then does two all-to-alls in forward
-// (token dispatch and combine) and two in backward (ep_all_to_all_seconds).
+// (token dispatch and combine) and two in backward (ep_all_to_all_seconds). `cp_links` are
+// needed when plan.cp > 1: each layer's attention runs the context-parallel ring on them.
 // Throws PlanError for a plan the model cannot take (ep not dividing the experts or dp, ep > 1
-// on a dense model, missing links).
+// on a dense model, a sequence context parallelism cannot split, missing links).
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                      const ChunkSpan& span, const TensorParallelLinks& tp_links,
-                     const ExpertParallelLinks& ep_links = {});
+                     const ExpertParallelLinks& ep_links = {},
+                     const ContextParallelLinks& cp_links = {});
 
 // Ops costed from `profile` (measured on `gpu`'s type, in plan.dtype) where it has them, from the
 // roofline where it lacks them (models/op_cost.hpp says which lookup each op class uses); TP
@@ -93,7 +110,8 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
 ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, const GpuSpec& gpu,
                      const ChunkSpan& span, const TensorParallelLinks& tp_links,
                      const calibration::Profile* profile, CostSources* sources,
-                     const ExpertParallelLinks& ep_links = {});
+                     const ExpertParallelLinks& ep_links = {},
+                     const ContextParallelLinks& cp_links = {});
 
 // One expert-parallel all-to-all in which each GPU holds `bytes_per_gpu`: of them (ep-1)/ep go
 // to the other GPUs of the group (balanced routing), so latency + (ep-1)/ep * bytes / bandwidth.
@@ -107,7 +125,7 @@ double ep_all_to_all_bytes(const TransformerConfig& model, const ParallelPlan& p
 // Static memory (weights, gradients, optimizer state) on one GPU, sharded by the plan's ZeRO
 // stage (ParallelPlan::effective_zero_stage; Rajbhandari et al., SC'20, section 5): stage >= 1
 // divides the optimizer state, stage >= 2 also the gradients, stage 3 also the weights by the
-// data-parallel size, dp for dense parameters and dp / ep for routed-expert ones.
+// data-parallel size, dp x cp for dense parameters and dp x cp / ep for routed-expert ones.
 struct StaticMemory {
   double weights_bytes = 0;
   double gradients_bytes = 0;

@@ -16,7 +16,7 @@ double gemm_element_bytes(Dtype dtype) {
 }
 
 double moe_routed_rows(const TransformerConfig& model, const ParallelPlan& plan) {
-  return static_cast<double>(plan.micro_batch_size) * plan.seq_length * model.experts_per_token;
+  return static_cast<double>(plan.micro_batch_size) * plan.local_seq_length() * model.experts_per_token;
 }
 
 LayerOp linear_op(std::string name, double m, double k, double n, double element_bytes) {
@@ -48,7 +48,8 @@ namespace {
 // Shapes of one microbatch on one GPU of the tensor-parallel group.
 struct Shape {
   double b, s, h, a, kv, d, f, v, t;
-  double keys;       // keys each query attends to: s, or the sliding window
+  double keys;       // keys each query attends to: the whole sequence, or the sliding window
+  double cp;         // context-parallel size: s above is this GPU's seq_length / cp tokens
   double tokens;     // b*s: rows of the attention and dense-MLP GEMMs
   double seq_tokens; // tokens in the sequence-parallel region (b*s/t with SP, else b*s)
   double e;          // activation element bytes
@@ -61,7 +62,7 @@ struct Shape {
 Shape shape_of(const TransformerConfig& m, const ParallelPlan& p) {
   Shape x{};
   x.b = p.micro_batch_size;
-  x.s = p.seq_length;
+  x.s = p.local_seq_length();
   x.h = m.hidden_size;
   x.a = m.num_heads;
   x.kv = m.num_kv_heads;
@@ -69,7 +70,9 @@ Shape shape_of(const TransformerConfig& m, const ParallelPlan& p) {
   x.f = m.ffn_hidden_size;
   x.v = m.vocab_size;
   x.t = p.tp;
-  x.keys = m.attended_keys(x.s);
+  // Context parallelism: the local queries attend to keys of the whole sequence.
+  x.keys = m.attended_keys(p.seq_length);
+  x.cp = p.cp;
   x.tokens = x.b * x.s;
   x.seq_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
   x.e = activation_element_bytes(p.dtype);
@@ -141,12 +144,14 @@ LayerOp parallel_residual_op(bool dropout, double elements, double e) {
 void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<LayerOp>& ops) {
   // Per GPU: a/t query heads, kv/t key/value heads of d. The score and context matmuls count the
   // full s x s square (Narayanan et al. 2021 count it so; no causal halving), s x w with a
-  // sliding window w < s.
+  // sliding window w < s. With context parallelism s is the GPU's s/cp queries against the
+  // keys of the whole sequence: 1/cp of the whole square, which causal load balancing makes
+  // each rank's share of the causal work too (models/context_parallel.hpp).
   const double q = x.tokens * x.a * x.d / x.t;
   const double kv = x.tokens * x.kv * x.d / x.t;
   const double out = q;
   const double matmul_flops = 2.0 * x.b * x.s * x.keys * x.a * x.d / x.t;  // each of QK^T and PV
-  const AttentionShape shape{x.b, x.a / x.t, x.s, x.d};
+  const AttentionShape shape{x.b, x.a / x.t, x.s * x.cp, x.d, 1 / x.cp};
   if (flash) {
     // One fused kernel: reads Q, K, V, writes O and the fp32 row log-sum-exp; backward reads
     // Q, K, V, O, dO, writes dQ, dK, dV. FLOPs: forward QK^T and PV; backward twice that.

@@ -29,8 +29,11 @@ struct GemmShape {
 };
 
 // The attention core on one GPU: heads = query heads / tp. Causal (decoder-only models).
+// With context parallelism a GPU runs `share` = 1/cp of the causal attention over the whole
+// sequence `seq` (load-balanced chunks, models/context_parallel.hpp).
 struct AttentionShape {
   double batch = 0, heads = 0, seq = 0, head_dim = 0;
+  double share = 1;
 };
 
 struct LayerOp {

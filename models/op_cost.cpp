@@ -45,7 +45,9 @@ std::optional<double> attention_lookup(const AttentionShape& a, bool backward, D
                                        const calibration::Profile* profile) {
   if (!profile) return std::nullopt;
   // Decoder-only models: causal masking, as the profile's causal points were measured.
-  return profile->attention_seconds(backward, a.batch, a.heads, a.seq, a.head_dim, true, dtype);
+  const auto whole = profile->attention_seconds(backward, a.batch, a.heads, a.seq, a.head_dim, true, dtype);
+  if (!whole) return std::nullopt;
+  return *whole * a.share;
 }
 
 }  // namespace

@@ -18,7 +18,10 @@ const char* to_string(Fp8Format f);
 struct ParallelPlan {
   int tp = 1;                   // --tensor-model-parallel-size
   int pp = 1;                   // --pipeline-model-parallel-size
-  int dp = 1;                   // derived: GPUs / (tp * pp)
+  int dp = 1;                   // derived: GPUs / (tp * cp * pp)
+  // --context-parallel-size: every sequence is split over cp GPUs (models/context_parallel.hpp);
+  // a context-parallel group is cp consecutive tensor-parallel groups (rank order tp-cp-ep-dp-pp).
+  int cp = 1;
   int vpp = 1;                  // model chunks per pipeline rank (interleaving)
   int micro_batch_size = 1;     // --micro-batch-size
   int global_batch_size = 1;    // --global-batch-size
@@ -55,6 +58,12 @@ struct ParallelPlan {
   // shard with sequence parallelism, its slice with scatter/gather, else the whole tensor.
   int pipeline_send_shards() const { return sequence_parallel || scatter_gather_p2p ? tp : 1; }
   int microbatches() const { return global_batch_size / (micro_batch_size * dp); }
+  // Tokens of each sequence one GPU holds: seq_length / cp (check_context_parallel makes it whole).
+  double local_seq_length() const { return static_cast<double>(seq_length) / cp; }
+  // The GPUs a weight is replicated over, its gradients reduced and its optimizer state sharded
+  // over: Megatron-core's data-parallel group with context parallelism folded in
+  // (parallel_state.get_data_parallel_group(with_context_parallel=True)), dp x cp.
+  int data_parallel_with_context() const { return dp * cp; }
   int virtual_stages() const { return pp * vpp; }
   // The stage in force: distributed_optimizer alone means stage 1.
   int effective_zero_stage() const {
@@ -62,11 +71,17 @@ struct ParallelPlan {
     return zero_stage > from_flag ? zero_stage : from_flag;
   }
   // Replicas one expert's weights are copied over (and their gradients reduced over):
-  // Megatron's expert-data-parallel group, dp / ep.
-  int expert_data_parallel() const { return dp / ep; }
+  // Megatron's expert-data-parallel group, dp x cp / ep (its expert rank order folds cp into
+  // the data-parallel dimension).
+  int expert_data_parallel() const { return dp * cp / ep; }
 };
 
 // Throws PlanError when dp, ep or zero_stage is out of range or ep does not divide dp.
 void check_data_parallel_sharding(const ParallelPlan& plan);
+
+// Throws PlanError naming --context-parallel-size when cp < 1 or, for cp > 1, the sequence does not split
+// into 2 x cp chunks (causal load balancing; Megatron-core asserts the same in
+// get_batch_on_this_cp_rank).
+void check_context_parallel(const ParallelPlan& plan);
 
 }  // namespace hetsim

@@ -65,7 +65,7 @@ namespace {
 // The whole [b*s, h] activation of one microbatch, in bytes.
 double activation_tensor_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
   return activation_element_bytes(plan.dtype) * plan.micro_batch_size *
-         static_cast<double>(plan.seq_length) * model.hidden_size;
+         plan.local_seq_length() * model.hidden_size;
 }
 
 // A collective the GPU waits for.
@@ -119,7 +119,7 @@ TpSchedule lm_head_tp_schedule(const TransformerConfig& model, const ParallelPla
   TpSchedule s;
   if (plan.tp <= 1) return s;
   add_branch_input(s, plan.sequence_parallel, activation_tensor_bytes(model, plan), "lm_head");
-  const double tokens = plan.micro_batch_size * static_cast<double>(plan.seq_length);
+  const double tokens = plan.micro_batch_size * plan.local_seq_length();
   for (int i = 0; i < 3; ++i) s.forward.push_back(exposed(TpCollective::kAllReduce, 4.0 * tokens));
   return s;
 }

@@ -45,9 +45,11 @@ std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelP
                                          const std::vector<std::vector<ChunkCost>>& costs,
                                          const DataParallelOptions& options) {
   std::vector<RankSync> sync(static_cast<std::size_t>(plan.pp));
-  if (plan.dp < 2) return sync;
+  // Context-parallel ranks hold the same weights: Megatron reduces over dp x cp GPUs.
+  const int replicas = plan.data_parallel_with_context();
+  if (replicas < 2) return sync;
   const double bucket_params =
-      options.bucket_params > 0 ? options.bucket_params : default_bucket_params(plan.dp);
+      options.bucket_params > 0 ? options.bucket_params : default_bucket_params(replicas);
   const int zero_stage = plan.effective_zero_stage();
   const bool sharded = zero_stage >= 1;
   const int expert_replicas = plan.expert_data_parallel();
@@ -60,17 +62,16 @@ std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelP
     rank_sync.chunk_gathers.resize(costs[rank].size());  // filled for ZeRO-3 / --overlap-param-gather
     rank_sync.overlap = options.overlap_grad_reduce;
     rank_sync.every_microbatch = zero_stage >= 2;
-    // Group 0: dense weights, one ring per tensor-parallel index over all replicas. Group 1:
-    // routed-expert weights, one ring per (tensor-parallel index, expert-parallel index) over the
-    // replicas holding the same experts (every ep-th).
+    // Group 0: dense weights, one ring per tensor-parallel index over all replicas (dp x cp GPUs
+    // with context parallelism). Group 1: routed-expert weights, one ring per (tensor-parallel
+    // index, expert-parallel index) over the replicas holding the same experts (every ep-th).
     std::vector<std::vector<std::vector<GpuId>>> groups(2);
     for (int t = 0; t < plan.tp; ++t) {
-      std::vector<GpuId> ring;
-      for (int d = 0; d < plan.dp; ++d) ring.push_back(placement.gpu(d, rank, t));
-      groups[0].push_back(std::move(ring));
+      const std::vector<GpuId> ring = placement.data_parallel_gpus(rank, t);
+      groups[0].push_back(ring);
       for (int e = 0; e < plan.ep && expert_replicas > 1; ++e) {
         std::vector<GpuId> experts;
-        for (int d = e; d < plan.dp; d += plan.ep) experts.push_back(placement.gpu(d, rank, t));
+        for (std::size_t d = e; d < ring.size(); d += plan.ep) experts.push_back(ring[d]);
         groups[1].push_back(std::move(experts));
       }
     }

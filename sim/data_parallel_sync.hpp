@@ -1,7 +1,8 @@
 #pragma once
 // The data-parallel synchronisation of a plan, as Megatron-core sets it up: for each pipeline
 // rank, the rings its replicas reduce over (one per tensor-parallel index, GPUs of the same
-// tensor-parallel index in replica order, on the cluster's routes; for MoE routed-expert weights,
+// tensor-parallel index in rank order, on the cluster's routes: the dp x cp GPUs of Megatron's
+// data-parallel group with context parallelism; for MoE routed-expert weights,
 // the expert-data-parallel rings of every ep-th replica) and the buckets of each model chunk's
 // gradients, ready for the replay (sim/gradient_sync.hpp). Dense and expert buckets reduce on
 // two streams of the rank, as Megatron gives the expert group its own communicator.
@@ -42,11 +43,12 @@ struct DataParallelOptions {
 // (the one being computed on and the one being prefetched); 0 for other stages.
 double gathered_weight_bytes(const RankSync& sync);
 
-// Megatron's default bucket size in parameters for `dp` data-parallel replicas.
+// Megatron's default bucket size in parameters for `dp` data-parallel replicas (dp x cp GPUs with
+// context parallelism: Megatron sizes it by the data-parallel group with context parallelism).
 double default_bucket_params(int dp);
 
 // [pipeline rank] -> its synchronisation. `costs` is [worker][chunk] as the replay takes it
-// (worker = replica * pp + rank). Ranks with dp == 1 get no collectives.
+// (worker = replica * pp + rank). Ranks with dp x cp == 1 get no collectives.
 std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelPlan& plan,
                                          const Placement& placement,
                                          const std::vector<std::vector<ChunkCost>>& costs,

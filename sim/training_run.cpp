@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "base/units.hpp"
 #include "models/chunk_cost.hpp"
+#include "models/context_parallel.hpp"
 #include "schedules/evaluator.hpp"
 #include "schedules/generators.hpp"
 #include "schedules/partitioner.hpp"
@@ -117,6 +118,8 @@ std::vector<int> balanced_layers(const Cluster& cluster, const GpuCatalog& catal
 TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus);
 ExpertParallelLinks expert_parallel_links(const Cluster& cluster, const ParallelPlan& plan,
                                           const Placement& placement, int worker);
+ContextParallelLinks context_parallel_links(const Cluster& cluster, const Placement& placement,
+                                            int worker);
 
 // zb-auto searches with op-time estimates: the F, B and W of a middle stage (layers / pp layers, no
 // embedding or head) on the GPUs of pipeline rank 0, the time its activation takes from rank 0
@@ -125,11 +128,12 @@ ExpertParallelLinks expert_parallel_links(const Cluster& cluster, const Parallel
 ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalog,
                                 const TransformerConfig& model, const ParallelPlan& plan,
                                 const Placement& placement, int memory_limit) {
-  const auto gpus = placement.worker_gpus(0);
+  const auto gpus = placement.tensor_parallel_gpus(0);
   const ChunkSpan span{0, std::max(1, model.num_layers / plan.pp), false, false};
   const ChunkCost cost = cost_chunk(model, plan, catalog.at(cluster.gpu(gpus.front()).gpu_type), span,
                                     tensor_parallel_links(cluster, gpus),
-                                    expert_parallel_links(cluster, plan, placement, 0));
+                                    expert_parallel_links(cluster, plan, placement, 0),
+                                    context_parallel_links(cluster, placement, 0));
   ZbAutoOptions options;
   options.forward_s = cost.forward_s;
   options.backward_s = cost.backward_input_s + cost.recompute_s;
@@ -171,12 +175,13 @@ int zb_auto_memory_fit(const Cluster& cluster, const GpuCatalog& catalog, const 
     std::set<std::string> types_seen;
     for (int replica = 0; replica < plan.dp; ++replica) {
       const int worker = replica * plan.pp + rank;
-      const auto gpus = placement.worker_gpus(worker);
+      const auto gpus = placement.tensor_parallel_gpus(worker);
       const std::string& type = cluster.gpu(gpus.front()).gpu_type;
       if (!types_seen.insert(type).second) continue;
       const GpuSpec& spec = catalog.at(type);
       const ChunkCost cost = cost_chunk(model, plan, spec, span, tensor_parallel_links(cluster, gpus),
-                                        expert_parallel_links(cluster, plan, placement, worker));
+                                        expert_parallel_links(cluster, plan, placement, worker),
+                                        context_parallel_links(cluster, placement, worker));
       if (!(cost.activation_bytes > 0)) continue;
       const double static_bytes =
           static_memory(cost.params - cost.expert_params, cost.expert_params, plan).total();
@@ -327,6 +332,18 @@ ExpertParallelLinks expert_parallel_links(const Cluster& cluster, const Parallel
   return ExpertParallelLinks{leaving / (seconds - latency), latency};
 }
 
+// What one GPU of `worker` gets in its context-parallel ring: each of the worker's tp rings (one
+// per tensor-parallel index, the cp GPUs in rank order) sends its blocks at the same time, so
+// their routes' shared links are shared (ring_bottleneck). Empty for cp == 1.
+ContextParallelLinks context_parallel_links(const Cluster& cluster, const Placement& placement,
+                                            int worker) {
+  if (placement.cp < 2) return {};
+  std::vector<std::vector<GpuId>> rings;
+  for (int t = 0; t < placement.tp; ++t) rings.push_back(placement.context_parallel_gpus(worker, t));
+  const RingBottleneck ring = ring_bottleneck(cluster, rings);
+  return {ring.bandwidth_bytes_per_s, ring.latency_s};
+}
+
 std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCatalog& catalog,
                                              const TransformerConfig& model, const ParallelPlan& plan,
                                              const Placement& placement, const Timetable& timetable) {
@@ -346,17 +363,18 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
     stage.capacity_bytes = std::numeric_limits<double>::infinity();
     std::string types;
     for (int replica = 0; replica < plan.dp; ++replica) {
-      const auto gpus = placement.worker_gpus(replica * plan.pp + rank);
+      const int worker = replica * plan.pp + rank;
+      const auto gpus = placement.tensor_parallel_gpus(worker);
       const std::string& type = cluster.gpu(gpus.front()).gpu_type;
       if (types.find(type) == std::string::npos) types += (types.empty() ? "" : ", ") + type;
       auto [it, inserted] = cache.try_emplace({type, first, last});
       if (inserted) {
         const TensorParallelLinks links = tensor_parallel_links(cluster, gpus);
-        const ExpertParallelLinks ep_links =
-            expert_parallel_links(cluster, plan, placement, replica * plan.pp + rank);
+        const ExpertParallelLinks ep_links = expert_parallel_links(cluster, plan, placement, worker);
+        const ContextParallelLinks cp_links = context_parallel_links(cluster, placement, worker);
         const GpuSpec& spec = catalog.at(type);
-        it->second = {cost_chunk(model, plan, spec, ChunkSpan{0, 1, false, false}, links, ep_links),
-                      cost_chunk(model, plan, spec, ChunkSpan{0, 1, first, last}, links, ep_links)};
+        it->second = {cost_chunk(model, plan, spec, ChunkSpan{0, 1, false, false}, links, ep_links, cp_links),
+                      cost_chunk(model, plan, spec, ChunkSpan{0, 1, first, last}, links, ep_links, cp_links)};
       }
       const ChunkCost& layer = it->second.first;
       const ChunkCost& with_ends = it->second.second;
@@ -392,7 +410,7 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
                                const Placement& megatron, int sync_every,
                                std::vector<std::string>* site_order) {
   const GpuSpec& spec = catalog.at(cluster.gpu(0).gpu_type);
-  const TensorParallelLinks tp_links = tensor_parallel_links(cluster, megatron.worker_gpus(0));
+  const TensorParallelLinks tp_links = tensor_parallel_links(cluster, megatron.tensor_parallel_gpus(0));
   const ExpertParallelLinks ep_links = expert_parallel_links(cluster, plan, megatron, 0);
   const int layers = std::max(1, model.num_layers / plan.pp);
   PlacementTraffic traffic;
@@ -444,6 +462,11 @@ Placement place_run(const Cluster& cluster, const GpuCatalog& catalog, const Tra
   check_cluster_precision(cluster, catalog, plan);
   const Placement megatron = place_plan(cluster, model, plan);
   if (!options.site_placement) return megatron;
+  if (plan.cp > 1)
+    throw PlanError(fmt::format(
+        "--placement site-aware lays out tp x pp x dp plans; it does not place context-parallel "
+        "groups (--context-parallel-size {}): use --placement megatron",
+        plan.cp));
   return site_aware_placement(cluster, catalog, model, plan, megatron, std::max(1, options.sync_every),
                               site_order);
 }
@@ -453,14 +476,26 @@ Placement place_plan(const Cluster& cluster, const TransformerConfig& model, Par
   if (plan.tp < 1 || plan.pp < 1 || plan.vpp < 1 || plan.micro_batch_size < 1 ||
       plan.global_batch_size < 1 || plan.seq_length < 1)
     throw PlanError("tp, pp, vpp, mbs, gbs and seq-length must all be >= 1");
+  check_context_parallel(plan);
   // Products in 64 bits: flags near INT_MAX must be refused, not wrapped into a division by zero.
-  const long long model_parallel = static_cast<long long>(plan.tp) * plan.pp;
-  if (model_parallel > gpus || gpus % model_parallel != 0)
+  const long long model_parallel = static_cast<long long>(plan.tp) * plan.cp * plan.pp;
+  if (model_parallel > gpus || gpus % model_parallel != 0) {
+    if (plan.cp == 1)
+      throw PlanError(fmt::format(
+          "tp {} x pp {} = {} does not divide the cluster's {} GPUs, so tp*pp*dp cannot equal the GPU "
+          "count",
+          plan.tp, plan.pp, model_parallel, gpus));
     throw PlanError(fmt::format(
-        "tp {} x pp {} = {} does not divide the cluster's {} GPUs, so tp*pp*dp cannot equal the GPU "
-        "count",
-        plan.tp, plan.pp, model_parallel, gpus));
+        "tp {} x cp {} x pp {} = {} does not divide the cluster's {} GPUs, so tp*cp*pp*dp cannot "
+        "equal the GPU count",
+        plan.tp, plan.cp, plan.pp, model_parallel, gpus));
+  }
   plan.dp = static_cast<int>(gpus / model_parallel);
+  if (plan.cp > 1 && plan.ep > 1)
+    throw PlanError(fmt::format(
+        "--context-parallel-size {} with --expert-model-parallel-size {}: expert-parallel groups "
+        "across context-parallel ranks are not modelled; use ep 1 or cp 1",
+        plan.cp, plan.ep));
   if (model.num_heads % plan.tp != 0)
     throw PlanError(fmt::format("tp {} does not divide the model's {} attention heads", plan.tp,
                                 model.num_heads));
@@ -474,7 +509,9 @@ Placement place_plan(const Cluster& cluster, const TransformerConfig& model, Par
     throw PlanError(fmt::format(
         "global batch {} is not divisible by micro-batch {} x data-parallel {} = {}",
         plan.global_batch_size, plan.micro_batch_size, plan.dp, per_step));
-  return Placement{plan.tp, plan.pp, plan.dp};
+  Placement placement{plan.tp, plan.pp, plan.dp};
+  placement.cp = plan.cp;
+  return placement;
 }
 
 RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
@@ -491,6 +528,11 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                                 options.sequence_splits, options.plan.seq_length));
   if (options.sync_every < 1)
     throw PlanError(fmt::format("--sync-every {} must be >= 1 (1: every step)", options.sync_every));
+  if (options.plan.cp > 1 && options.sequence_splits > 1)
+    throw PlanError(fmt::format(
+        "--seq-splits {} with --context-parallel-size {}: Seq1F1B's sequence segments over a "
+        "context-parallel ring are not modelled; use one of them",
+        options.sequence_splits, options.plan.cp));
   if (options.sync_every > 1 && options.plan.effective_zero_stage() == 3)
     throw PlanError(fmt::format(
         "--sync-every {} keeps replicas apart between synchronisations, but --zero-stage 3 shards "
@@ -576,8 +618,10 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   inputs.timetable = &timetable;
   inputs.replicas = plan.dp;
   inputs.costs.resize(static_cast<std::size_t>(placement.workers()));
-  // Expert-parallel links may differ between groups (one inside a node, one across nodes).
-  std::map<std::tuple<std::string, const calibration::Profile*, int, double, double>, ChunkCost> cost_cache;
+  // Expert- and context-parallel links may differ between groups (one inside a node, one
+  // across nodes).
+  std::map<std::tuple<std::string, const calibration::Profile*, int, double, double, double, double>, ChunkCost>
+      cost_cache;
   std::vector<double> params_on_gpu(static_cast<std::size_t>(placement.workers()), 0);
   std::vector<double> expert_params_on_gpu(static_cast<std::size_t>(placement.workers()), 0);
   for (int w = 0; w < placement.workers(); ++w) {
@@ -585,19 +629,22 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     const std::string& type = cluster.gpu(gpus.front()).gpu_type;
     for (GpuId g : gpus)
       if (cluster.gpu(g).gpu_type != type)
-        throw PlanError(fmt::format("the tensor-parallel group of GPUs {}..{} mixes GPU types {} and {}",
+        throw PlanError(fmt::format("the {} of GPUs {}..{} mixes GPU types {} and {}",
+                                    plan.cp > 1 ? "tensor- and context-parallel group" : "tensor-parallel group",
                                     gpus.front(), gpus.back(), type, cluster.gpu(g).gpu_type));
-    const TensorParallelLinks tp_links = tensor_parallel_links(cluster, gpus);
+    const TensorParallelLinks tp_links = tensor_parallel_links(cluster, placement.tensor_parallel_gpus(w));
     const ExpertParallelLinks ep_links = expert_parallel_links(cluster, plan, placement, w);
+    const ContextParallelLinks cp_links = context_parallel_links(cluster, placement, w);
     const calibration::Profile* profile = profile_for(gpus.front());
     const int rank = placement.rank_of(w);
     for (int c = 0; c < plan.vpp; ++c) {
       const int slice = slice_of[timetable.stage(rank, c)];
       auto [it, inserted] = cost_cache.try_emplace(
-          {type, profile, slice, ep_links.bandwidth_bytes_per_s, ep_links.latency_s});
+          {type, profile, slice, ep_links.bandwidth_bytes_per_s, ep_links.latency_s,
+           cp_links.bandwidth_bytes_per_s, cp_links.latency_s});
       if (inserted)
         it->second = cost_chunk(model, plan, catalog.at(type), spans[slice], tp_links, profile,
-                                &result.cost_sources, ep_links);
+                                &result.cost_sources, ep_links, cp_links);
       ChunkCost cost = per_segment(it->second, timetable.sequence_splits);
       // Megatron-core sends the whole activation from every tensor-parallel rank, or only its
       // sequence shard with sequence parallelism (its slice with scatter/gather).
@@ -652,6 +699,30 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     result.iteration_time_s = (stats.iteration_s + (h - 1) * local_stats.iteration_s) / h;
     for (std::size_t l = 0; l < link_bytes.size(); ++l)
       link_bytes[l] = (link_bytes[l] + (h - 1) * local_stats.link_bytes[l]) / h;
+  }
+  // The context-parallel rings are costed inside the ops (as tensor-parallel collectives are);
+  // their bytes go on the links of each GPU's route to the next GPU of its ring.
+  if (plan.cp > 1) {
+    result.context_parallel_exposed_s_per_rank.assign(static_cast<std::size_t>(plan.pp), 0);
+    for (int w = 0; w < placement.workers(); ++w) {
+      ContextParallelTraffic per_microbatch;
+      for (const ChunkCost& cost : inputs.costs[w]) {
+        const ContextParallelTraffic chunk = context_parallel_per_microbatch(cost, plan.recompute);
+        per_microbatch.exposed_s += chunk.exposed_s;
+        per_microbatch.bytes += chunk.bytes;
+      }
+      const double bytes = per_microbatch.bytes * plan.microbatches();
+      if (placement.replica_of(w) == 0)
+        result.context_parallel_exposed_s_per_rank[placement.rank_of(w)] =
+            per_microbatch.exposed_s * plan.microbatches();
+      for (int t = 0; t < plan.tp; ++t) {
+        const std::vector<GpuId> ring = placement.context_parallel_gpus(w, t);
+        for (std::size_t c = 0; c < ring.size(); ++c) {
+          for (LinkId link : cluster.route(ring[c], ring[(c + 1) % ring.size()])) link_bytes[link] += bytes;
+          result.context_parallel_bytes += bytes;
+        }
+      }
+    }
   }
   for (std::size_t r = 0; r < stats.sync_busy_s.size(); ++r) {
     result.gradient_reduce_s_per_rank.push_back(stats.sync_busy_s[r] / h);

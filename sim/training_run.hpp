@@ -118,6 +118,11 @@ struct RunResult {
   // every forward and backward, or --overlap-param-gather's before each chunk's first forward),
   // on their own stream; an op they hold back shows as pipeline idle time.
   std::vector<double> parameter_gather_s_per_rank;
+  // Context parallelism (cp > 1), per pipeline rank: the ring transfer time per iteration no
+  // attention step hid on one GPU (in its ops' times already), and over all GPUs the bytes sent
+  // round the rings per iteration (also counted in the link-class bytes below).
+  std::vector<double> context_parallel_exposed_s_per_rank;
+  double context_parallel_bytes = 0;
   std::vector<GpuMemory> memory;         // per GPU
   double peak_memory_bytes = 0;          // max over GPUs
   std::vector<GpuMemory> oom;            // GPUs whose peak exceeds their HBM
@@ -126,7 +131,8 @@ struct RunResult {
   double cost_usd = 0;                   // gpu_usd + egress_usd
   double cost_usd_per_million_tokens = 0;
   double energy_kwh = 0;                 // per iteration
-  double bytes_intra_node = 0;           // point-to-point bytes by link class, per iteration
+  // Point-to-point bytes by link class, per iteration: pipeline sends and context-parallel rings.
+  double bytes_intra_node = 0;
   double bytes_nic = 0;
   double bytes_wan = 0;
   std::vector<WanLinkTraffic> wan_links;  // the WAN links that carried bytes, in link order

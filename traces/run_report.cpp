@@ -35,7 +35,7 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
   for (const WanLinkTraffic& w : r.wan_links)
     wan_links.push_back({{"link", w.link}, {"bytes", w.bytes}, {"egress_usd", w.egress_usd}});
   const ParallelPlan& p = r.plan;
-  return {
+  nlohmann::json report = {
       {"cluster", c.cluster_file},
       {"model", c.model_file},
       {"gpus", c.gpus},
@@ -90,6 +90,13 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
       {"transfers", r.transfers},
       {"wall_s", c.wall_s},
   };
+  // Context parallelism appears only when used, so that cp 1 reports stay as they were.
+  if (p.cp > 1) {
+    report["plan"]["cp"] = p.cp;
+    report["context_parallel"] = {{"exposed_s_per_rank", r.context_parallel_exposed_s_per_rank},
+                                  {"bytes_per_iteration", r.context_parallel_bytes}};
+  }
+  return report;
 }
 
 std::string run_report_table(const RunResult& r, const RunContext& c) {
@@ -99,8 +106,9 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
     out += fmt::format("  {:<28} {}\n", label, value);
   };
   out += fmt::format("hetsim run: {} on {} ({} GPUs)\n", c.model_name, c.cluster_file, c.gpus);
-  line("plan", fmt::format("tp {} x pp {} x dp {}, vpp {}, mbs {}, gbs {}, seq {}, {} microbatches",
-                           p.tp, p.pp, p.dp, p.vpp, p.micro_batch_size, p.global_batch_size,
+  const std::string context = p.cp > 1 ? fmt::format(" x cp {}", p.cp) : "";
+  line("plan", fmt::format("tp {}{} x pp {} x dp {}, vpp {}, mbs {}, gbs {}, seq {}, {} microbatches",
+                           p.tp, context, p.pp, p.dp, p.vpp, p.micro_batch_size, p.global_batch_size,
                            p.seq_length, p.microbatches()));
   if (!r.site_order.empty()) line("site order (site-aware)", fmt::format("{}", fmt::join(r.site_order, " -> ")));
   const std::string zb_limit =
@@ -118,11 +126,17 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("dp reduction s (ran/exposed)", fmt::format("{}({}, {})", reduce,
                                                     r.overlap_grad_reduce ? "overlapped buckets" : "after the backward",
                                                     r.alpha_beta_collectives ? "alpha-beta" : "flows"));
-  if ((p.effective_zero_stage() == 3 || r.overlap_param_gather) && p.dp > 1) {
+  if ((p.effective_zero_stage() == 3 || r.overlap_param_gather) && p.data_parallel_with_context() > 1) {
     std::string gathers;
     for (double s : r.parameter_gather_s_per_rank) gathers += fmt::format("{:.4f} ", s);
     line("weight gathers s", gathers + (r.overlap_param_gather ? "(before each chunk's first forward)"
                                                                : "(ZeRO-3, before each forward and backward)"));
+  }
+  if (p.cp > 1) {
+    std::string exposed;
+    for (double s : r.context_parallel_exposed_s_per_rank) exposed += fmt::format("{:.4f} ", s);
+    line("cp ring exposed s", fmt::format("{}(per pp rank; {:.1f} GiB sent round the rings)", exposed,
+                                          gib(r.context_parallel_bytes)));
   }
   line("throughput", fmt::format("{:.0f} tokens/s", r.tokens_per_s));
   line("MFU", fmt::format("{:.1f} %", 100 * r.mfu));

@@ -347,3 +347,15 @@ TEST_CASE("validate and run refuse a timetable that cannot run with the same mes
     CHECK(run_error(plan + " --timetable " + file) == message);
   }
 }
+
+TEST_CASE("context parallelism that cannot split the sequence or the GPUs names the flag") {
+  CHECK(run_error("--cp 0") == "--context-parallel-size 0 must be >= 1");
+  CHECK(run_error("--cp 3 --seq-length 8193") ==
+        "--seq-length 8193 is not divisible by 2 x context-parallel size 3 = 6 (causal load balancing gives "
+        "each context-parallel rank two of 2 x cp equal chunks of every sequence)");
+  CHECK(run_error("--context-parallel-size 3 --seq-length 8196") ==
+        "tp 4 x cp 3 x pp 2 = 24 does not divide the cluster's 32 GPUs, so tp*cp*pp*dp cannot equal the GPU count");
+  CHECK(run_error("--cp 2 --placement site-aware") ==
+        "--placement site-aware lays out tp x pp x dp plans; it does not place context-parallel groups "
+        "(--context-parallel-size 2): use --placement megatron");
+}

@@ -55,7 +55,8 @@ void run(RunCommandArgs& command) {
   std::unique_ptr<ReplayTrace> trace;
   if (!command.trace.empty())
     trace = std::make_unique<ReplayTrace>(command.trace, cluster, placement, placed.vpp);
-  log->info("plan: tp {} x pp {} x dp {}, {} microbatches per replica", placed.tp, placed.pp, placed.dp,
+  log->info("plan: tp {}{} x pp {} x dp {}, {} microbatches per replica", placed.tp,
+            placed.cp > 1 ? fmt::format(" x cp {}", placed.cp) : "", placed.pp, placed.dp,
             placed.microbatches());
   const RunResult result = simulate_training(cluster, catalog, model, options, trace.get());
   log->info("replayed {} events, {} transfers; layers per stage {}", result.events, result.transfers,

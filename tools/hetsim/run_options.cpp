@@ -49,6 +49,10 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
       ->capture_default_str();
   cmd.add_option("--tp,--tensor-model-parallel-size", plan.tp, "tensor-parallel size")
       ->capture_default_str();
+  cmd.add_option("--cp,--context-parallel-size", plan.cp,
+                 "context-parallel size: each sequence split over cp GPUs, attention as a ring "
+                 "(seq-length divisible by 2 x cp)")
+      ->capture_default_str();
   cmd.add_option("--pp,--pipeline-model-parallel-size", plan.pp, "pipeline-parallel size")
       ->capture_default_str();
   cmd.add_option("--vpp,--num-virtual-stages-per-pipeline-rank", plan.vpp,
