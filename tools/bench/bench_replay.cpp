@@ -29,6 +29,38 @@ struct Case {
   hetsim::RunOptions options;
 };
 
+// The standard cases: the two shipped clusters, ZeRO-3, and bucketed flow reduction on 512 to
+// 4,096 GPUs.
+std::vector<Case> standard_cases(const std::string& data,
+                                 std::vector<std::unique_ptr<ScaledCluster>>& scaled) {
+  // 1,024 GPUs: Llama-3-70B, TP8 x PP8 x DP16, 32 microbatches per replica.
+  // 16,384 GPUs: Llama-3-405B, TP8 x PP16 x DP128 as in the Llama 3 paper (126 layers: 7 on the
+  // first and last stages, 8 on the others), global batch 2,048 sequences of 8,192 tokens.
+  std::vector<Case> cases{
+      {"1024-gpu llama-3-70b tp8 pp8 dp16", "topologies/clusters/dgx-h100-128node.json",
+       "models/configs/llama-3-70b.json", replay_plan(8, 8, 512, 8192, 0, 0)},
+      {"16384-gpu llama-3-405b tp8 pp16 dp128", "topologies/clusters/dgx-h100-2048node.json",
+       "models/configs/llama-3-405b.json", replay_plan(8, 16, 2048, 8192, 7, 7)},
+  };
+  // Llama-3-70B, TP8 x PP8, 32 microbatches per replica, on 64 to 512 nodes, before the
+  // 16,384-GPU case so that each case's peak RSS is its own high-water mark.
+  // The same 1,024-GPU plan with ZeRO-3: a weight all-gather before every forward and backward.
+  hetsim::RunOptions zero3 = replay_plan(8, 8, 512, 8192, 0, 0);
+  zero3.plan.zero_stage = 3;
+  zero3.overlap_grad_reduce = true;
+  cases.insert(cases.begin() + 1,
+               {"1024-gpu llama-3-70b zero-3", "topologies/clusters/dgx-h100-128node.json",
+                "models/configs/llama-3-70b.json", zero3});
+  for (int nodes : {64, 128, 256, 512}) {
+    scaled.push_back(std::make_unique<ScaledCluster>(data, nodes));
+    hetsim::RunOptions o = replay_plan(8, 8, 32 * nodes / 8, 8192, 0, 0);
+    o.overlap_grad_reduce = true;
+    cases.insert(cases.end() - 1, {fmt::format("{}-gpu llama-3-70b bucketed flows", nodes * 8),
+                                   scaled.back()->path(), "models/configs/llama-3-70b.json", o});
+  }
+  return cases;
+}
+
 // Weak scaling: Llama-3-70B, TP8 x PP8 with 32 microbatches per replica and bucketed flow
 // reduction as in the standard cases, on 128 to 8,192 nodes (1,024 to 65,536 GPUs), data
 // parallelism growing with the nodes, so each doubling doubles the work.
@@ -50,34 +82,10 @@ std::vector<Case> scaling_cases(const std::string& data,
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   const std::string data = hetsim::data_directory();
-  // 1,024 GPUs: Llama-3-70B, TP8 x PP8 x DP16, 32 microbatches per replica.
-  // 16,384 GPUs: Llama-3-405B, TP8 x PP16 x DP128 as in the Llama 3 paper (126 layers: 7 on the
-  // first and last stages, 8 on the others), global batch 2,048 sequences of 8,192 tokens.
-  std::vector<Case> cases{
-      {"1024-gpu llama-3-70b tp8 pp8 dp16", "topologies/clusters/dgx-h100-128node.json",
-       "models/configs/llama-3-70b.json", replay_plan(8, 8, 512, 8192, 0, 0)},
-      {"16384-gpu llama-3-405b tp8 pp16 dp128", "topologies/clusters/dgx-h100-2048node.json",
-       "models/configs/llama-3-405b.json", replay_plan(8, 16, 2048, 8192, 7, 7)},
-  };
-  // Llama-3-70B, TP8 x PP8, 32 microbatches per replica, on 64 to 512 nodes, before the
-  // 16,384-GPU case so that each case's peak RSS is its own high-water mark.
-  // The same 1,024-GPU plan with ZeRO-3: a weight all-gather before every forward and backward.
-  hetsim::RunOptions zero3 = replay_plan(8, 8, 512, 8192, 0, 0);
-  zero3.plan.zero_stage = 3;
-  zero3.overlap_grad_reduce = true;
-  cases.insert(cases.begin() + 1,
-               {"1024-gpu llama-3-70b zero-3", "topologies/clusters/dgx-h100-128node.json",
-                "models/configs/llama-3-70b.json", zero3});
-  std::vector<std::unique_ptr<ScaledCluster>> scaled;
-  for (int nodes : {64, 128, 256, 512}) {
-    scaled.push_back(std::make_unique<ScaledCluster>(data, nodes));
-    hetsim::RunOptions o = replay_plan(8, 8, 32 * nodes / 8, 8192, 0, 0);
-    o.overlap_grad_reduce = true;
-    cases.insert(cases.end() - 1, {fmt::format("{}-gpu llama-3-70b bucketed flows", nodes * 8),
-                                   scaled.back()->path(), "models/configs/llama-3-70b.json", o});
-  }
   const bool scaling = argc > 2 && std::string(argv[2]) == "scaling";
-  if (scaling) cases = scaling_cases(data, scaled);
+  std::vector<std::unique_ptr<ScaledCluster>> scaled;
+  const std::vector<Case> cases =
+      scaling ? scaling_cases(data, scaled) : standard_cases(data, scaled);
   const hetsim::GpuCatalog catalog = hetsim::GpuCatalog::load(data + "/models/gpus");
   fmt::print("{:<40} {:>10} {:>10} {:>14} {:>12} {:>14} {:>10} {:>10}\n", "case", "events", "wall_s",
              "events_per_s", "peak_rss_mib", "iteration_s", "vs_bare", "wall_x");
@@ -88,9 +96,9 @@ int main(int argc, char** argv) {
         c.name, c.name,
         [&] { return hetsim::bench::replay_once(catalog, file, c.model, c.options); }};
     const hetsim::bench::Measurement m = hetsim::bench::measure(scenario, repeats);
-    // Wall time over the previous case's: per doubling of the GPUs in the scaling cases.
+    // With `scaling`, wall time over the previous case's: the multiple per doubling of the GPUs.
     const std::string wall_x =
-        previous_wall_s > 0 ? fmt::format("{:.2f}", m.wall_s / previous_wall_s) : "-";
+        scaling && previous_wall_s > 0 ? fmt::format("{:.2f}", m.wall_s / previous_wall_s) : "-";
     previous_wall_s = m.wall_s;
     fmt::print("{:<40} {:>10} {:>10.3f} {:>14.0f} {:>12.1f} {:>14.4f} {:>10.3f} {:>10}\n", c.name,
                m.events, m.wall_s, m.events_per_s, m.peak_rss_mib, m.simulated_s,
