@@ -117,7 +117,44 @@ void Network::collect_component(const std::vector<int>& seed_links) {
   }
 }
 
+bool Network::recompute_lone_flow(const std::vector<int>& seed_links) {
+  // The change's component is one flow when every seed link carries no flow or that flow, and
+  // each link of its route carries it alone (once: a route that crosses a link twice puts two
+  // entries there). Progressive filling would then give every link the share capacity / 1 and
+  // the flow the smallest: exactly the smallest capacity on its route.
+  std::uint32_t lone = 0;
+  bool found = false;
+  for (int link : seed_links) {
+    const auto& on_link = flows_on_link_[link];
+    if (on_link.empty()) continue;
+    if (on_link.size() > 1 || (found && on_link[0] != lone)) return false;
+    lone = on_link[0];
+    found = true;
+  }
+  if (!found) {  // nothing crosses the change: no rate to update
+    ++recomputations_;
+    ++lone_flow_recomputations_;
+    return true;
+  }
+  Flow& flow = flows_[lone];
+  double rate = capacity_[flow.route[0]];
+  for (int link : flow.route) {
+    if (flows_on_link_[link].size() != 1) return false;
+    rate = std::min(rate, capacity_[link]);
+  }
+  ++recomputations_;
+  ++lone_flow_recomputations_;
+  ++flows_recomputed_;
+  settle(flow);
+  const double old_rate = flow.rate;
+  flow.rate = rate;
+  if (rate != old_rate) schedule_drain(lone);
+  return true;
+}
+
 void Network::recompute(const std::vector<int>& seed_links) {
+  if (options_.incremental && options_.lone_flow_shortcut && recompute_lone_flow(seed_links))
+    return;
   collect_component(seed_links);
   ++recomputations_;
   flows_recomputed_ += component_.size();

@@ -48,6 +48,9 @@ struct NetworkOptions {
   double per_message_overhead_s = 0;
   // false recomputes every active flow on each change: slower, for checking the incremental path.
   bool incremental = true;
+  // false runs progressive filling even when the change leaves one flow alone on its links (whose
+  // rate is then its route's smallest capacity, computed directly): for checking that shortcut.
+  bool lone_flow_shortcut = true;
 };
 
 class Network : public EventHandler {
@@ -69,6 +72,9 @@ class Network : public EventHandler {
   // Rate recomputations done and flows they touched (the cost of the incremental path).
   std::uint64_t recomputations() const { return recomputations_; }
   std::uint64_t flows_recomputed() const { return flows_recomputed_; }
+  // Of the recomputations, those that found one flow alone on its links (or none) and took the
+  // shortcut.
+  std::uint64_t lone_flow_recomputations() const { return lone_flow_recomputations_; }
 
   void handle(const Event& event) override;
 
@@ -95,6 +101,9 @@ class Network : public EventHandler {
   // Collects into component_ the draining flows joined to `seed_links` through shared links.
   void collect_component(const std::vector<int>& seed_links);
   void recompute(const std::vector<int>& seed_links);
+  // recompute() when the change touches at most one flow, alone on every link of its route;
+  // returns false, having changed nothing, otherwise.
+  bool recompute_lone_flow(const std::vector<int>& seed_links);
   void progressive_filling();
   void schedule_drain(std::uint32_t index);
   void finish_draining(std::uint32_t index);
@@ -130,6 +139,7 @@ class Network : public EventHandler {
   std::size_t active_count_ = 0;
   std::uint64_t recomputations_ = 0;
   std::uint64_t flows_recomputed_ = 0;
+  std::uint64_t lone_flow_recomputations_ = 0;
 };
 
 }  // namespace hetsim

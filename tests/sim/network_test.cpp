@@ -193,3 +193,70 @@ TEST_CASE("incremental recomputation gives the same times as recomputing every f
   CHECK(worst < 1e-9);
   CHECK(touched[0] < touched[1]);
 }
+
+TEST_CASE("the lone-flow shortcut gives the same rates as progressive filling, bit for bit") {
+  // Random flow sets from sparse (most flows alone on their links: the shortcut) to dense (shared
+  // links: progressive filling), some links with bandwidth steps, some routes crossing a link
+  // twice; every delivery and drain time must be equal exactly with and without the shortcut.
+  std::mt19937_64 random(20261202);
+  const auto uniform = [&random] { return static_cast<double>(random() >> 11) * 0x1.0p-53; };
+  for (const int link_count : {2000, 400, 40}) {
+    std::vector<LinkCapacity> links;
+    for (int l = 0; l < link_count; ++l) {
+      LinkCapacity link{1e9 * (1 + 9 * uniform()), 1e-6 * uniform(), {}};
+      if (l % 7 == 0) link.bandwidth_steps = {{0.01 * uniform(), 1e9 * (1 + 9 * uniform())}};
+      links.push_back(link);
+    }
+    struct Spec { std::vector<int> route; double bytes; double start; };
+    std::vector<Spec> specs;
+    for (int f = 0; f < 400; ++f) {
+      Spec s;
+      const int hops = 1 + static_cast<int>(random() % 3);
+      for (int h = 0; h < hops; ++h) s.route.push_back(static_cast<int>(random() % link_count));
+      if (f % 50 == 0) s.route.push_back(s.route.front());  // crosses its first link twice
+      s.bytes = 1e5 + 1e7 * uniform();
+      s.start = 0.05 * uniform();
+      specs.push_back(s);
+    }
+    struct Times : FlowListener {
+      explicit Times(Engine& e) : engine(e) {}
+      void on_flow_delivered(std::uint64_t token) override { delivered[token] = engine.now(); }
+      void on_flow_drained(std::uint64_t token) override { drained[token] = engine.now(); }
+      Engine& engine;
+      std::map<std::uint64_t, double> delivered, drained;
+    };
+    std::map<std::uint64_t, double> delivered[2], drained[2];
+    std::uint64_t lone[2] = {0, 0}, recomputations[2] = {0, 0}, events[2] = {0, 0};
+    for (int mode = 0; mode < 2; ++mode) {
+      Engine engine;
+      Times times(engine);
+      NetworkOptions options;
+      options.lone_flow_shortcut = mode == 0;
+      Network network(engine, links, times, options);
+      Starter starter(engine, network);
+      for (std::size_t f = 0; f < specs.size(); ++f) {
+        starter.routes[f] = specs[f].route;
+        starter.bytes[f] = specs[f].bytes;
+        engine.schedule(specs[f].start, starter.id, 0, f);
+      }
+      engine.run();
+      delivered[mode] = times.delivered;
+      drained[mode] = times.drained;
+      lone[mode] = network.lone_flow_recomputations();
+      recomputations[mode] = network.recomputations();
+      events[mode] = engine.events_processed();
+    }
+    CAPTURE(link_count);
+    REQUIRE(delivered[0].size() == specs.size());
+    CHECK(delivered[0] == delivered[1]);
+    CHECK(drained[0] == drained[1]);
+    CHECK(events[0] == events[1]);
+    CHECK(recomputations[0] == recomputations[1]);
+    CHECK(lone[1] == 0);
+    std::printf("  %d links: %llu of %llu recomputations took the lone-flow shortcut\n", link_count,
+                static_cast<unsigned long long>(lone[0]),
+                static_cast<unsigned long long>(recomputations[0]));
+    if (link_count == 2000) CHECK(lone[0] * 2 > recomputations[0]);
+    if (link_count == 40) CHECK(lone[0] < recomputations[0]);
+  }
+}

@@ -1,12 +1,14 @@
 // Replay throughput on large clusters: events/s, wall time and peak resident memory of one
-// simulated training iteration. Usage: bench_replay [REPEATS] (default 3); the median wall time
-// of the repeats is reported, and peak RSS is each case's own high-water mark
-// (bench_scenarios.hpp).
+// simulated training iteration. Usage: bench_replay [REPEATS] [scaling] (default 3 repeats); the
+// median wall time of the repeats is reported, and peak RSS is each case's own high-water mark
+// (bench_scenarios.hpp). With `scaling`, the same per-replica load on 1,024 to 65,536 GPUs instead
+// (scaling_cases), each size's wall time also as a multiple of the previous size's.
 // The scaling cases (512 to 4,096 GPUs) reduce gradients as flow collectives in Megatron's
 // buckets, overlapped with the backward (--overlap-grad-reduce, distributed optimizer).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -27,11 +29,10 @@ struct Case {
   hetsim::RunOptions options;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
-  const std::string data = hetsim::data_directory();
+// The standard cases: the two shipped clusters, ZeRO-3, and bucketed flow reduction on 512 to
+// 4,096 GPUs.
+std::vector<Case> standard_cases(const std::string& data,
+                                 std::vector<std::unique_ptr<ScaledCluster>>& scaled) {
   // 1,024 GPUs: Llama-3-70B, TP8 x PP8 x DP16, 32 microbatches per replica.
   // 16,384 GPUs: Llama-3-405B, TP8 x PP16 x DP128 as in the Llama 3 paper (126 layers: 7 on the
   // first and last stages, 8 on the others), global batch 2,048 sequences of 8,192 tokens.
@@ -50,7 +51,6 @@ int main(int argc, char** argv) {
   cases.insert(cases.begin() + 1,
                {"1024-gpu llama-3-70b zero-3", "topologies/clusters/dgx-h100-128node.json",
                 "models/configs/llama-3-70b.json", zero3});
-  std::vector<std::unique_ptr<ScaledCluster>> scaled;
   for (int nodes : {64, 128, 256, 512}) {
     scaled.push_back(std::make_unique<ScaledCluster>(data, nodes));
     hetsim::RunOptions o = replay_plan(8, 8, 32 * nodes / 8, 8192, 0, 0);
@@ -58,18 +58,52 @@ int main(int argc, char** argv) {
     cases.insert(cases.end() - 1, {fmt::format("{}-gpu llama-3-70b bucketed flows", nodes * 8),
                                    scaled.back()->path(), "models/configs/llama-3-70b.json", o});
   }
+  return cases;
+}
+
+// Weak scaling: Llama-3-70B, TP8 x PP8 with 32 microbatches per replica and bucketed flow
+// reduction as in the standard cases, on 128 to 8,192 nodes (1,024 to 65,536 GPUs), data
+// parallelism growing with the nodes, so each doubling doubles the work.
+std::vector<Case> scaling_cases(const std::string& data,
+                                std::vector<std::unique_ptr<ScaledCluster>>& scaled) {
+  std::vector<Case> cases;
+  for (int nodes = 128; nodes <= 8192; nodes *= 2) {
+    scaled.push_back(std::make_unique<ScaledCluster>(data, nodes));
+    hetsim::RunOptions o = replay_plan(8, 8, 32 * nodes / 8, 8192, 0, 0);
+    o.overlap_grad_reduce = true;
+    cases.push_back({fmt::format("{}-gpu llama-3-70b dp{}", nodes * 8, nodes / 8),
+                     scaled.back()->path(), "models/configs/llama-3-70b.json", o});
+  }
+  return cases;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
+  const std::string data = hetsim::data_directory();
+  const bool scaling = argc > 2 && std::string(argv[2]) == "scaling";
+  std::vector<std::unique_ptr<ScaledCluster>> scaled;
+  const std::vector<Case> cases =
+      scaling ? scaling_cases(data, scaled) : standard_cases(data, scaled);
   const hetsim::GpuCatalog catalog = hetsim::GpuCatalog::load(data + "/models/gpus");
-  fmt::print("{:<40} {:>10} {:>10} {:>14} {:>12} {:>14} {:>10}\n", "case", "events", "wall_s",
-             "events_per_s", "peak_rss_mib", "iteration_s", "vs_bare");
+  fmt::print("{:<40} {:>10} {:>10} {:>14} {:>12} {:>14} {:>10} {:>10}\n", "case", "events", "wall_s",
+             "events_per_s", "peak_rss_mib", "iteration_s", "vs_bare", "wall_x");
+  double previous_wall_s = 0;
   for (const Case& c : cases) {
     const std::string file = c.cluster.front() == '/' ? c.cluster : data + "/" + c.cluster;
     const hetsim::bench::Scenario scenario{
         c.name, c.name,
         [&] { return hetsim::bench::replay_once(catalog, file, c.model, c.options); }};
     const hetsim::bench::Measurement m = hetsim::bench::measure(scenario, repeats);
-    fmt::print("{:<40} {:>10} {:>10.3f} {:>14.0f} {:>12.1f} {:>14.4f} {:>10.3f}\n", c.name,
+    // With `scaling`, wall time over the previous case's: the multiple per doubling of the GPUs.
+    const std::string wall_x =
+        scaling && previous_wall_s > 0 ? fmt::format("{:.2f}", m.wall_s / previous_wall_s) : "-";
+    previous_wall_s = m.wall_s;
+    fmt::print("{:<40} {:>10} {:>10.3f} {:>14.0f} {:>12.1f} {:>14.4f} {:>10.3f} {:>10}\n", c.name,
                m.events, m.wall_s, m.events_per_s, m.peak_rss_mib, m.simulated_s,
-               m.ratio_to_bare_loop);
+               m.ratio_to_bare_loop, wall_x);
+    std::fflush(stdout);
   }
   return 0;
 }
