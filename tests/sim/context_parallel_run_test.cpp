@@ -19,21 +19,13 @@
 #include "sim/data_parallel_sync.hpp"
 #include "sim/training_run.hpp"
 #include "topologies/cluster_loader.hpp"
+#include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
 
 namespace {
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
-const GpuCatalog& catalog() {
-  static const GpuCatalog c = GpuCatalog::load(kRoot + "/models/gpus");
-  return c;
-}
-
-const Cluster& dgx_h100_4node() {
-  static const Cluster c = load_cluster(kRoot + "/topologies/clusters/dgx-h100-4node.json", catalog().keys());
-  return c;
-}
+using test::shipped_catalog;
+const Cluster& dgx_h100_4node() { return test::shipped_cluster("dgx-h100-4node"); }
 
 // Two H200s joined by NVLink, nothing else: the ring's only route.
 const Cluster& nvlink_pair() {
@@ -44,15 +36,12 @@ const Cluster& nvlink_pair() {
       "node_groups": [{"name": "pair", "count": 1, "gpu": "h200", "gpus_per_node": 2,
         "intra_node": {"bandwidth_GBps": 450, "latency_us": 8.0, "source": "test"},
         "nic": {"bandwidth_Gbps": 400, "latency_us": 24.0, "source": "test"}}]}]})";
-    return load_cluster(path, catalog().keys());
+    return load_cluster(path, shipped_catalog().keys());
   }();
   return c;
 }
 
-const TransformerConfig& llama3_8b() {
-  static const TransformerConfig m = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
-  return m;
-}
+const TransformerConfig& llama3_8b() { return test::shipped_model("llama-3-8b"); }
 
 RunOptions options(int tp, int cp, int pp, int seq, int gbs) {
   RunOptions o;
@@ -67,7 +56,7 @@ RunOptions options(int tp, int cp, int pp, int seq, int gbs) {
 
 std::string plan_error(const Cluster& cluster, const RunOptions& o) {
   try {
-    simulate_training(cluster, catalog(), llama3_8b(), o);
+    simulate_training(cluster, shipped_catalog(), llama3_8b(), o);
   } catch (const PlanError& e) {
     return e.what();
   }
@@ -95,11 +84,11 @@ TEST_CASE("ring step = max(attention on one block, transfer) on a 2-GPU NVLink p
   const double latency = pair.route_latency_s(0, 1);
   CHECK(bandwidth == 450e9);
   const TransformerConfig& m = llama3_8b();
-  const GpuSpec& h200 = catalog().at("h200");
+  const GpuSpec& h200 = shipped_catalog().at("h200");
   // Short sequences leave the NVLink transfer exposed; long ones hide it behind the attention.
   for (const int seq : {1024, 131072}) {
     const RunOptions o = options(1, 2, 1, seq, 1);
-    const RunResult r = simulate_training(pair, catalog(), m, o);
+    const RunResult r = simulate_training(pair, shipped_catalog(), m, o);
     ParallelPlan plan = o.plan;
     plan.dp = 1;
     const auto ops = transformer_layer_ops(m, plan);
@@ -127,7 +116,7 @@ TEST_CASE("ring step = max(attention on one block, transfer) on a 2-GPU NVLink p
     // The pair also reduces its gradients (dp 1 x cp 2), as two data-parallel replicas of the
     // same GPUs would: what the cp run adds to their link bytes is the ring's, on every link of
     // the route between the two GPUs.
-    const RunResult replicas = simulate_training(pair, catalog(), m, options(1, 1, 1, seq, 2));
+    const RunResult replicas = simulate_training(pair, shipped_catalog(), m, options(1, 1, 1, seq, 2));
     REQUIRE(replicas.plan.dp == 2);
     const double hops = static_cast<double>(pair.route(0, 1).size());
     CHECK(pair.route(1, 0).size() == pair.route(0, 1).size());
@@ -161,8 +150,8 @@ TEST_CASE("gradients reduce over the dp x cp GPUs holding the same weights") {
 }
 
 TEST_CASE("cp 2 on 4 DGX H100 nodes: half the activations, dp halves, the ring on NVLink") {
-  const RunResult one = simulate_training(dgx_h100_4node(), catalog(), llama3_8b(), options(4, 1, 2, 16384, 16));
-  const RunResult two = simulate_training(dgx_h100_4node(), catalog(), llama3_8b(), options(4, 2, 2, 16384, 16));
+  const RunResult one = simulate_training(dgx_h100_4node(), shipped_catalog(), llama3_8b(), options(4, 1, 2, 16384, 16));
+  const RunResult two = simulate_training(dgx_h100_4node(), shipped_catalog(), llama3_8b(), options(4, 2, 2, 16384, 16));
   CHECK(one.plan.dp == 4);
   CHECK(two.plan.dp == 2);
   CHECK(two.tokens_per_iteration == one.tokens_per_iteration);
@@ -206,11 +195,11 @@ TEST_CASE("context-parallel plans the run cannot take are refused, naming the fl
 }
 
 TEST_CASE("context parallelism with expert parallelism is refused") {
-  static const TransformerConfig mixtral = load_transformer_config(kRoot + "/models/configs/mixtral-8x7b.json");
+  const TransformerConfig& mixtral = test::shipped_model("mixtral-8x7b");
   RunOptions o = options(2, 2, 2, 4096, 64);
   o.plan.ep = 2;
   try {
-    simulate_training(dgx_h100_4node(), catalog(), mixtral, o);
+    simulate_training(dgx_h100_4node(), shipped_catalog(), mixtral, o);
     FAIL("no error");
   } catch (const PlanError& e) {
     CHECK(std::string(e.what()) ==

@@ -8,21 +8,13 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "models/gpu_catalog.hpp"
-#include "models/transformer_config.hpp"
 #include "sim/training_run.hpp"
-#include "topologies/cluster_loader.hpp"
+#include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
 
 namespace {
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
 RunResult run(int ep, int zero_stage = 1, ReplayObserver* observer = nullptr) {
-  static const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
-  static const Cluster cluster =
-      load_cluster(kRoot + "/topologies/clusters/dgx-h100-4node.json", catalog.keys());
-  static const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/mixtral-8x7b.json");
   RunOptions o;
   o.plan.tp = 2;
   o.plan.pp = 2;
@@ -32,7 +24,7 @@ RunResult run(int ep, int zero_stage = 1, ReplayObserver* observer = nullptr) {
   o.plan.seq_length = 4096;
   o.plan.sequence_parallel = true;
   o.plan.flash_attention = true;
-  return simulate_training(cluster, catalog, model, o, observer);
+  return simulate_training(test::shipped_cluster("dgx-h100-4node"), test::shipped_catalog(), test::shipped_model("mixtral-8x7b"), o, observer);
 }
 }  // namespace
 

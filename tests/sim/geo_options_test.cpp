@@ -6,20 +6,13 @@
 #include <string>
 
 #include "base/error.hpp"
-#include "models/gpu_catalog.hpp"
-#include "models/transformer_config.hpp"
 #include "sim/training_run.hpp"
-#include "topologies/cluster_loader.hpp"
+#include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
 
 namespace {
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
 RunResult run(int pp, double compression, int sync_every) {
-  static const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
-  static const Cluster cluster = load_cluster(kRoot + "/topologies/clusters/two-site-wan.json", catalog.keys());
-  static const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
   RunOptions o;
   o.plan.tp = 8;
   o.plan.pp = pp;
@@ -27,7 +20,7 @@ RunResult run(int pp, double compression, int sync_every) {
   o.plan.seq_length = 4096;
   o.wan_compression = compression;
   o.sync_every = sync_every;
-  return simulate_training(cluster, catalog, model, o);
+  return simulate_training(test::shipped_cluster("two-site-wan"), test::shipped_catalog(), test::shipped_model("llama-3-8b"), o);
 }
 }  // namespace
 

@@ -13,25 +13,14 @@
 #include "models/transformer_config.hpp"
 #include "sim/training_run.hpp"
 #include "topologies/cluster_loader.hpp"
+#include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
 
 namespace {
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
-const GpuCatalog& catalog() {
-  static const GpuCatalog c = GpuCatalog::load(kRoot + "/models/gpus");
-  return c;
-}
-const Cluster& mixed() {
-  static const Cluster c =
-      load_cluster(kRoot + "/topologies/clusters/mixed-a100-h100.json", catalog().keys());
-  return c;
-}
-const TransformerConfig& llama8b() {
-  static const TransformerConfig m = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
-  return m;
-}
+using test::shipped_catalog;
+const Cluster& mixed() { return test::shipped_cluster("mixed-a100-h100"); }
+const TransformerConfig& llama8b() { return test::shipped_model("llama-3-8b"); }
 
 // tp 8 x pp 4 x dp 1 on the 32 GPUs: one pipeline rank per node.
 RunOptions pp4() {
@@ -46,7 +35,7 @@ RunOptions pp4() {
 
 std::string plan_error(const Cluster& cluster, const TransformerConfig& model, const RunOptions& o) {
   try {
-    simulate_training(cluster, catalog(), model, o);
+    simulate_training(cluster, shipped_catalog(), model, o);
   } catch (const PlanError& e) {
     return e.what();
   }
@@ -71,10 +60,10 @@ TEST_CASE("mixed-a100-h100 with tp 8 x pp 4: stages on A100, A100, H100, H100 (M
 }
 
 TEST_CASE("--balance-layers puts more layers on the H100 stages and shortens the iteration") {
-  const RunResult uniform = simulate_training(mixed(), catalog(), llama8b(), pp4());
+  const RunResult uniform = simulate_training(mixed(), shipped_catalog(), llama8b(), pp4());
   RunOptions o = pp4();
   o.balance_layers = true;
-  const RunResult balanced = simulate_training(mixed(), catalog(), llama8b(), o);
+  const RunResult balanced = simulate_training(mixed(), shipped_catalog(), llama8b(), o);
   const auto& l = balanced.layers_per_stage;
   std::printf("llama-3-8b on mixed-a100-h100, tp 8 x pp 4, 16 microbatches, 1f1b:\n"
               "  uniform  %d,%d,%d,%d layers: iteration %.4f s\n"
@@ -94,7 +83,7 @@ TEST_CASE("--balance-layers puts more layers on the H100 stages and shortens the
   // The same split given explicitly replays identically.
   RunOptions given = pp4();
   given.layers_per_stage = l;
-  const RunResult again = simulate_training(mixed(), catalog(), llama8b(), given);
+  const RunResult again = simulate_training(mixed(), shipped_catalog(), llama8b(), given);
   CHECK(again.layers_per_stage == l);
   CHECK(again.iteration_time_s == balanced.iteration_time_s);
 }
@@ -102,7 +91,7 @@ TEST_CASE("--balance-layers puts more layers on the H100 stages and shortens the
 TEST_CASE("--layers-per-stage: one entry >= 1 per slice, adding up to the model's layers") {
   RunOptions o = pp4();
   o.layers_per_stage = {6, 10, 10, 6};
-  CHECK(simulate_training(mixed(), catalog(), llama8b(), o).layers_per_stage ==
+  CHECK(simulate_training(mixed(), shipped_catalog(), llama8b(), o).layers_per_stage ==
         std::vector<int>{6, 10, 10, 6});
   o.layers_per_stage = {10, 12, 10};
   CHECK(plan_error(mixed(), llama8b(), o) ==
@@ -123,7 +112,7 @@ TEST_CASE("--layers-per-stage: one entry >= 1 per slice, adding up to the model'
   v.schedule = "interleaved";
   v.plan.vpp = 2;
   v.layers_per_stage = {3, 4, 4, 5, 3, 4, 4, 5};
-  CHECK(simulate_training(mixed(), catalog(), llama8b(), v).layers_per_stage == v.layers_per_stage);
+  CHECK(simulate_training(mixed(), shipped_catalog(), llama8b(), v).layers_per_stage == v.layers_per_stage);
 }
 
 TEST_CASE("--balance-layers: timetables with paths or several chunks per rank are not supported") {
@@ -143,7 +132,7 @@ TEST_CASE("--balance-layers: timetables with paths or several chunks per rank ar
 }
 
 TEST_CASE("--balance-layers names the stage whose memory cannot hold the split") {
-  const TransformerConfig big = load_transformer_config(kRoot + "/models/configs/llama-3-405b.json");
+  const TransformerConfig big = test::shipped_model("llama-3-405b");
   RunOptions o = pp4();
   o.balance_layers = true;
   // Llama-3-405B, tp 8: about 6.7 GiB of static memory per layer and GPU, plus 1.2 GiB of

@@ -7,12 +7,10 @@
 #include <string>
 #include <tuple>
 
-#include "models/gpu_catalog.hpp"
-#include "models/transformer_config.hpp"
 #include "schedules/generators.hpp"
 #include "sim/abstract_schedule.hpp"
 #include "sim/training_run.hpp"
-#include "topologies/cluster_loader.hpp"
+#include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
 
@@ -42,7 +40,9 @@ TEST_CASE("1F1B with one microbatch: every receive is posted before its send, no
   CHECK(buffered == doctest::Approx(3 + 6 + 4 * 0.5).epsilon(1e-12));
 }
 
-TEST_CASE("Megatron's interleaved links: a steady-state F sends with its B and waits for the next B's input") {
+TEST_CASE(
+    "Megatron's interleaved links: a steady-state F sends with its B and waits for the next B's "
+    "input") {
   // p = 2, m = 4, v = 2: rank 0 warms up with 2(p-1) + (v-1)p = 4 forwards, rank 1 with 2, of
   // m*v = 8; each steady round is an F followed by a B.
   Timetable t = make_interleaved(2, 4, 2);
@@ -92,15 +92,13 @@ TEST_CASE("1F1B with Megatron's p2p finishes for any p and m, never faster than 
       }
 }
 
-TEST_CASE("a run waits for its pipeline sends unless --overlap-p2p-comm, in Megatron's schedules only") {
+TEST_CASE(
+    "a run waits for its pipeline sends unless --overlap-p2p-comm, in Megatron's schedules only") {
   // Llama-3-8B on four DGX H100 nodes, tp 4 x pp 4: half the pipeline's hand-overs cross the
   // InfiniBand fabric, and what a sender waits for shows in the iteration.
-  const std::string root = HETSIM_SOURCE_DIR;
-  const GpuCatalog catalog = GpuCatalog::load(root + "/models/gpus");
-  const Cluster cluster = load_cluster(root + "/topologies/clusters/dgx-h100-4node.json", catalog.keys());
-  const TransformerConfig model = load_transformer_config(root + "/models/configs/llama-3-8b.json");
-  for (const auto& [schedule, vpp, waits] :
-       {std::tuple<const char*, int, bool>{"1f1b", 1, true}, {"interleaved", 2, true}, {"gpipe", 1, false}}) {
+  for (const auto& [schedule, vpp, waits] : {std::tuple<const char*, int, bool>{"1f1b", 1, true},
+                                             {"interleaved", 2, true},
+                                             {"gpipe", 1, false}}) {
     INFO(schedule);
     RunOptions o;
     o.plan.tp = 4;
@@ -109,9 +107,14 @@ TEST_CASE("a run waits for its pipeline sends unless --overlap-p2p-comm, in Mega
     o.plan.global_batch_size = 32;
     o.plan.seq_length = 4096;
     o.schedule = schedule;
-    const double blocking = simulate_training(cluster, catalog, model, o).iteration_time_s;
+    const auto iteration_s = [&o] {
+      return simulate_training(test::shipped_cluster("dgx-h100-4node"), test::shipped_catalog(),
+                               test::shipped_model("llama-3-8b"), o)
+          .iteration_time_s;
+    };
+    const double blocking = iteration_s();
     o.overlap_p2p_comm = true;
-    const double overlapped = simulate_training(cluster, catalog, model, o).iteration_time_s;
+    const double overlapped = iteration_s();
     if (waits) {
       CHECK(blocking > overlapped);
     } else {

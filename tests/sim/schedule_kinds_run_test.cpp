@@ -6,21 +6,13 @@
 #include <map>
 #include <string>
 
-#include "models/gpu_catalog.hpp"
-#include "models/transformer_config.hpp"
 #include "sim/training_run.hpp"
-#include "topologies/cluster_loader.hpp"
+#include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
 
 namespace {
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
 RunResult run_kind(const std::string& kind, int vpp, int splits = 1, int tp = 4) {
-  static const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
-  static const Cluster cluster =
-      load_cluster(kRoot + "/topologies/clusters/dgx-h100-4node.json", catalog.keys());
-  static const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
   RunOptions o;
   o.plan.tp = tp;
   o.plan.pp = 4;
@@ -29,7 +21,7 @@ RunResult run_kind(const std::string& kind, int vpp, int splits = 1, int tp = 4)
   o.plan.seq_length = 4096;
   o.schedule = kind;
   o.sequence_splits = splits;
-  return simulate_training(cluster, catalog, model, o);
+  return simulate_training(test::shipped_cluster("dgx-h100-4node"), test::shipped_catalog(), test::shipped_model("llama-3-8b"), o);
 }
 
 double static_gib(const RunResult& r) { return r.memory.front().static_bytes / (1024.0 * 1024 * 1024); }

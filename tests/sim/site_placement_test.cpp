@@ -17,30 +17,21 @@
 #include "models/gpu_catalog.hpp"
 #include "sim/site_placement.hpp"
 #include "topologies/cluster_loader.hpp"
+#include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
 
 namespace {
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
-const GpuCatalog& catalog() {
-  static const GpuCatalog c = GpuCatalog::load(kRoot + "/models/gpus");
-  return c;
-}
-const Cluster& shipped(const std::string& name) {
-  static const Cluster two =
-      load_cluster(kRoot + "/topologies/clusters/two-site-wan.json", catalog().keys());
-  static const Cluster three =
-      load_cluster(kRoot + "/topologies/clusters/three-site.json", catalog().keys());
-  return name == "two-site-wan" ? two : three;
-}
+using test::shipped_catalog;
+using test::shipped_cluster;
+const std::string& kRoot = test::source_root();
 
 // Writes `document` to a temporary cluster file and loads it.
 Cluster load_written(const nlohmann::json& document, const std::string& name) {
   const auto path =
       std::filesystem::temp_directory_path() / ("hetsim_site_placement_" + name + ".json");
   std::ofstream(path) << document.dump(2);
-  return load_cluster(path.string(), catalog().keys());
+  return load_cluster(path.string(), shipped_catalog().keys());
 }
 
 // three-site.json with its sites listed dc-a, dc-c, dc-b: the file order chains the pipeline
@@ -144,7 +135,7 @@ TEST_CASE("site placement: an empty order is Megatron's default rank order") {
 TEST_CASE(
     "site placement on two-site-wan, tp 8 x pp 2 x dp 2: file order kept, only pipeline on the "
     "WAN") {
-  const Cluster& c = shipped("two-site-wan");
+  const Cluster& c = shipped_cluster("two-site-wan");
   SitePlacementReport report;
   const Placement p = place_across_sites(c, 8, 2, 2, llama_traffic(2), &report);
   print(c, report);
@@ -169,7 +160,7 @@ TEST_CASE(
 }
 
 TEST_CASE("site placement on three-site, tp 8 x pp 3 x dp 2: the file order is already optimal") {
-  const Cluster& c = shipped("three-site");
+  const Cluster& c = shipped_cluster("three-site");
   SitePlacementReport report;
   const Placement p = place_across_sites(c, 8, 3, 2, llama_traffic(3), &report);
   print(c, report);
@@ -226,7 +217,7 @@ TEST_CASE("site placement on three-site listed dc-a, dc-c, dc-b: the search move
 
 TEST_CASE("site placement never scores worse than the file order") {
   for (const Cluster* c :
-       {&shipped("two-site-wan"), &shipped("three-site"), &three_site_c_between()}) {
+       {&shipped_cluster("two-site-wan"), &shipped_cluster("three-site"), &three_site_c_between()}) {
     const int gpus = c->gpu_count();
     for (const auto& [tp, pp] :
          std::vector<std::pair<int, int>>{{8, 1}, {8, 2}, {4, 4}, {8, gpus / 8}, {2, 2}}) {
@@ -256,7 +247,7 @@ TEST_CASE("site placement: whether data parallelism crosses the WAN depends on s
   // three-site, tp 8 x pp 2 x dp 3: a rank needs 24 GPUs and every site has 16, so in any order
   // the middle site is split between the ranks and some data-parallel ring crosses the WAN; the
   // search then puts dc-a and dc-b, joined by the fast link, next to each other.
-  const Cluster& c = shipped("three-site");
+  const Cluster& c = shipped_cluster("three-site");
   SitePlacementReport report;
   const Placement p = place_across_sites(c, 8, 2, 3, llama_traffic(2), &report);
   print(c, report);
@@ -334,7 +325,7 @@ TEST_CASE(
 }
 
 TEST_CASE("site placement rejects plans it cannot place") {
-  const Cluster& c = shipped("three-site");
+  const Cluster& c = shipped_cluster("three-site");
   CHECK_THROWS_WITH_AS(
       place_across_sites(c, 3, 1, 16, {}),
       "tp 3 does not divide the GPUs of every node (8 GPUs on dc-a/dgx0 and 5 more "

@@ -7,21 +7,13 @@
 
 #include <string>
 
-#include "models/gpu_catalog.hpp"
-#include "models/transformer_config.hpp"
 #include "sim/training_run.hpp"
-#include "topologies/cluster_loader.hpp"
+#include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
 
 namespace {
-const std::string kRoot = HETSIM_SOURCE_DIR;
-
 RunResult run_zb_auto(int seq_length, int memory_limit) {
-  static const GpuCatalog catalog = GpuCatalog::load(kRoot + "/models/gpus");
-  static const Cluster cluster =
-      load_cluster(kRoot + "/topologies/clusters/dgx-h100-4node.json", catalog.keys());
-  static const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
   RunOptions o;
   o.plan.tp = 4;
   o.plan.pp = 2;
@@ -29,7 +21,7 @@ RunResult run_zb_auto(int seq_length, int memory_limit) {
   o.plan.seq_length = seq_length;
   o.schedule = "zb-auto";
   o.memory_limit_microbatches = memory_limit;
-  return simulate_training(cluster, catalog, model, o);
+  return simulate_training(test::shipped_cluster("dgx-h100-4node"), test::shipped_catalog(), test::shipped_model("llama-3-8b"), o);
 }
 }  // namespace
 
