@@ -798,20 +798,31 @@ class PipelineReplay : public EventHandler, public FlowListener {
                              replica);
         break;
       }
-      RankOp needed{rank, op};
-      const std::uint8_t f = flags(replica, stage, op.microbatch);
-      if (op.kind == OpKind::kForward) {
-        const int previous = previous_stage_of(op.microbatch, stage);
+      // Its own inputs, or those of the later op whose receive it waits for ahead.
+      const int ahead = early_receive_[rank][workers_[worker].next_op];
+      const bool own_inputs = ready(replica, stage, op);
+      const ScheduledOp waiting = own_inputs && ahead >= 0 ? ops[ahead] : op;
+      const int waiting_stage = t_.stage(rank, waiting.chunk);
+      const std::uint8_t f = flags(replica, waiting_stage, waiting.microbatch);
+      const int previous = previous_stage_of(waiting.microbatch, waiting_stage);
+      const int next = next_stage_of(waiting.microbatch, waiting_stage);
+      RankOp needed{rank, waiting};
+      if (own_inputs && ahead < 0) {
+        if (!chain.empty()) chain += ", which ";
+        chain += fmt::format("{} (replica {}) waits for its gathered weights or host copies",
+                             describe(t_, RankOp{rank, op}), replica);
+        break;
+      }
+      if (waiting.kind == OpKind::kForward && previous >= 0) {
         needed = RankOp{stage_location_[previous].rank,
-                        {OpKind::kForward, op.microbatch, stage_location_[previous].op.chunk}};
-      } else if (op.kind == OpKind::kBackward && !(f & kForwardDone)) {
-        needed = RankOp{rank, {OpKind::kForward, op.microbatch, op.chunk}};
-      } else if (op.kind == OpKind::kBackward) {
-        const int next = next_stage_of(op.microbatch, stage);
+                        {OpKind::kForward, waiting.microbatch, stage_location_[previous].op.chunk}};
+      } else if (waiting.kind == OpKind::kBackward && !(f & kForwardDone)) {
+        needed = RankOp{rank, {OpKind::kForward, waiting.microbatch, waiting.chunk}};
+      } else if (waiting.kind == OpKind::kBackward && next >= 0) {
         needed = RankOp{stage_location_[next].rank,
-                        {OpKind::kBackward, op.microbatch, stage_location_[next].op.chunk}};
+                        {OpKind::kBackward, waiting.microbatch, stage_location_[next].op.chunk}};
       } else {
-        needed = RankOp{rank, {OpKind::kBackward, op.microbatch, op.chunk}};
+        needed = RankOp{rank, {OpKind::kBackward, waiting.microbatch, waiting.chunk}};
       }
       if (!chain.empty()) chain += ", which ";
       chain += fmt::format("{} (replica {}) waits for {}", describe(t_, RankOp{rank, op}), replica,
