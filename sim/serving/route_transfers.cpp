@@ -19,7 +19,8 @@ void RouteTransfers::start(std::uint64_t tag, const std::vector<TransferPiece>& 
     pending_.emplace_back();
   }
   pending_[slot] = {tag, static_cast<int>(pieces.size())};
-  for (const TransferPiece& piece : pieces) network_.start_flow(cluster_.route(piece.src, piece.dst), piece.bytes, slot);
+  for (const TransferPiece& piece : pieces)
+    network_.start_flow(cluster_.route(piece.src, piece.dst), piece.bytes, slot);
 }
 
 void RouteTransfers::on_flow_delivered(std::uint64_t token) {

@@ -2,8 +2,9 @@
 // whose GPUs reach each other through the NVSwitch: GPU a -> switch -> GPU b, each hop a link of
 // 230 GB/s per direction. Alone on its route a transfer of S bytes arrives after the route's
 // latency L plus S / B (B: the route's smallest bandwidth), the alpha-beta closed form; two equal
-// transfers into one GPU share its switch-to-GPU link max-min fairly, B / 2 each, and both arrive
-// after L + 2 S / B; a transfer between two other GPUs crosses none of their links and keeps L + S / B.
+// transfers into one GPU share its switch-to-GPU link max-min fairly, B / 2 each, and both
+// arrive after L + 2 S / B; a transfer between two other GPUs crosses none of their links and
+// keeps L + S / B.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -28,18 +29,21 @@ struct Arrivals : TransferListener {
 };
 
 double alone_s(const Cluster& cluster, GpuId src, GpuId dst, double bytes) {
-  return cluster.route_latency_s(src, dst) + bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(src, dst);
+  return cluster.route_latency_s(src, dst) +
+         bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(src, dst);
 }
 
 bool share_a_link(const Cluster& cluster, GpuId a_src, GpuId a_dst, GpuId b_src, GpuId b_dst) {
   const auto& a = cluster.route(a_src, a_dst);
   const auto& b = cluster.route(b_src, b_dst);
-  return std::any_of(a.begin(), a.end(), [&](LinkId l) { return std::find(b.begin(), b.end(), l) != b.end(); });
+  return std::any_of(a.begin(), a.end(),
+                     [&](LinkId l) { return std::find(b.begin(), b.end(), l) != b.end(); });
 }
 
 }  // namespace
 
-TEST_CASE("a transfer alone on its route arrives after the closed form, its slowest piece deciding") {
+TEST_CASE(
+    "a transfer alone on its route arrives after the closed form, its slowest piece deciding") {
   const Cluster cluster = hetsim::test::shipped_cluster("dgx-a100-1node.json");
   Engine engine;
   Arrivals arrivals(engine);
@@ -51,13 +55,16 @@ TEST_CASE("a transfer alone on its route arrives after the closed form, its slow
   engine.run();
   const double one = alone_s(cluster, 0, 1, bytes);
   const double slowest = alone_s(cluster, 4, 5, 3 * bytes);
-  std::cout << "alone: expected " << one * 1e6 << " us, got " << arrivals.at[7] * 1e6 << " us; two pieces: expected "
-            << slowest * 1e6 << " us, got " << arrivals.at[8] * 1e6 << " us\n";
+  std::cout << "alone: expected " << one * 1e6 << " us, got " << arrivals.at[7] * 1e6
+            << " us; two pieces: expected " << slowest * 1e6 << " us, got " << arrivals.at[8] * 1e6
+            << " us\n";
   CHECK(arrivals.at.at(7) == doctest::Approx(one).epsilon(kEps));
   CHECK(arrivals.at.at(8) == doctest::Approx(slowest).epsilon(kEps));
 }
 
-TEST_CASE("two equal transfers over one shared link each take twice the drain; a disjoint one is unaffected") {
+TEST_CASE(
+    "two equal transfers over one shared link each take twice the drain; a disjoint one is "
+    "unaffected") {
   const Cluster cluster = hetsim::test::shipped_cluster("dgx-a100-1node.json");
   // The premise: 0 -> 2 and 1 -> 2 meet on the link into GPU 2; 3 -> 4 crosses neither.
   REQUIRE(share_a_link(cluster, 0, 2, 1, 2));
@@ -73,9 +80,9 @@ TEST_CASE("two equal transfers over one shared link each take twice the drain; a
   engine.run();
   const double latency = cluster.route_latency_s(0, 2);
   const double drain = bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(0, 2);
-  std::cout << "shared link: expected " << (latency + 2 * drain) * 1e6 << " us each, got " << arrivals.at[0] * 1e6
-            << " and " << arrivals.at[1] * 1e6 << " us; disjoint: expected " << (latency + drain) * 1e6 << " us, got "
-            << arrivals.at[2] * 1e6 << " us\n";
+  std::cout << "shared link: expected " << (latency + 2 * drain) * 1e6 << " us each, got "
+            << arrivals.at[0] * 1e6 << " and " << arrivals.at[1] * 1e6 << " us; disjoint: expected "
+            << (latency + drain) * 1e6 << " us, got " << arrivals.at[2] * 1e6 << " us\n";
   CHECK(arrivals.at.at(0) == doctest::Approx(latency + 2 * drain).epsilon(kEps));
   CHECK(arrivals.at.at(1) == doctest::Approx(latency + 2 * drain).epsilon(kEps));
   CHECK(arrivals.at.at(2) == doctest::Approx(alone_s(cluster, 3, 4, bytes)).epsilon(kEps));
