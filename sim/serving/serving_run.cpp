@@ -11,18 +11,18 @@
 #include "base/error.hpp"
 #include "models/calibration/profile.hpp"
 #include "sim/engine.hpp"
+#include "sim/serving/route_transfers.hpp"
 
 namespace hetsim::serving {
 
 namespace {
 
-enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1, kKvArrived = 2, kResplit = 3, kResplitDone = 4 };
+enum EventKind : std::uint32_t { kArrival = 0, kStepDone = 1, kResplit = 2, kNothingToMove = 3 };
 
-// Seconds to send `bytes` from GPU `src` to GPU `dst`: the route's latency plus the bytes over its
-// bottleneck bandwidth (alpha-beta, no contention).
-double route_transfer_seconds(const Cluster& cluster, GpuId src, GpuId dst, double bytes) {
-  return cluster.route_latency_s(src, dst) + bytes / cluster.route_bottleneck_bandwidth_bytes_per_s(src, dst);
-}
+// Tags of the transfers on the links: a request's KV cache (disaggregated serving) or a replica's
+// re-split, told apart by the lowest bit.
+std::uint64_t kv_cache_tag(int request) { return static_cast<std::uint64_t>(request) << 1; }
+std::uint64_t resplit_tag(int replica) { return (static_cast<std::uint64_t>(replica) << 1) | 1; }
 
 // The stage holding `layer` under `split`.
 int stage_of(const std::vector<int>& split, int layer) {
@@ -70,14 +70,17 @@ struct Replica {
   }
 };
 
-class ServingReplay : public EventHandler {
+class ServingReplay : public EventHandler, public TransferListener {
  public:
   ServingReplay(const Cluster& cluster, const TransformerConfig& model, const std::vector<Request>& requests,
                 std::vector<Replica>& replicas, ServingResult& result, const ServingOptions& options,
                 ServingObserver* observer)
       : cluster_(cluster), model_(model), requests_(requests), replicas_(replicas), result_(result),
         options_(options), router_(options.router), decode_router_(options.router), observer_(observer),
-        prefill_replicas_(options.prefill_replicas) {}
+        prefill_replicas_(options.prefill_replicas) {
+    if (prefill_replicas_ > 0 || options.resplit_at_s >= 0)
+      transfers_ = std::make_unique<RouteTransfers>(engine_, cluster_, *this);
+  }
 
   void start() {
     id_ = engine_.add_handler(*this);
@@ -96,11 +99,8 @@ class ServingReplay : public EventHandler {
         replicas_[r].reconfiguration.requested_s = engine_.now();
         move_layers_once_drained(static_cast<int>(r));
       }
-    } else if (event.kind == kResplitDone) {
-      resume(static_cast<int>(event.payload));
-    } else if (event.kind == kKvArrived) {
-      const int request = static_cast<int>(event.payload);
-      enqueue(result_.requests[request].replica, request, true);
+    } else if (event.kind == kNothingToMove) {
+      layers_arrived(static_cast<int>(event.payload));
     } else {
       finish_step(static_cast<int>(event.payload >> 32), static_cast<int>(event.payload & 0xffffffffu));
     }
@@ -158,24 +158,35 @@ class ServingReplay : public EventHandler {
     if (!rep.micro_batches[m].busy) start_step(r, static_cast<int>(m));
   }
 
+  // A transfer on the links has fully arrived: a KV cache at its decode replica, which may now
+  // decode the request, or a re-split's layers at their new stages.
+  void on_transfer_done(std::uint64_t tag) override {
+    const int index = static_cast<int>(tag >> 1);
+    if ((tag & 1) != 0) {
+      layers_arrived(index);
+    } else {
+      enqueue(result_.requests[index].replica, index, true);
+    }
+  }
+
   // Disaggregated serving: the prompt's KV cache goes from prefill replica p to a decode replica,
-  // each GPU sending its shard to the GPU of the same stage and rank there, all at once: the
-  // slowest pair's route latency plus shard / bottleneck bandwidth (alpha-beta, no contention).
+  // each GPU sending its shard to the GPU of the same stage and rank there, all at once, as flows
+  // sharing the links with every other transfer in flight (route_transfers.hpp).
   void hand_over(int p, int request) {
     const int d = route(decode_router_, prefill_replicas_, static_cast<int>(replicas_.size()) - prefill_replicas_);
     const Replica& from = replicas_[p];
     const std::vector<GpuId>& src = result_.replicas[p].gpus;
     const std::vector<GpuId>& dst = result_.replicas[d].gpus;
     const std::size_t tp = src.size() / from.stage_kv_bytes_per_token.size();
-    double seconds = 0;
+    pieces_.clear();
     for (std::size_t g = 0; g < src.size(); ++g) {
       const double bytes = requests_[request].prompt_tokens * from.stage_kv_bytes_per_token[g / tp];
-      seconds = std::max(seconds, route_transfer_seconds(cluster_, src[g], dst[g], bytes));
+      pieces_.push_back({src[g], dst[g], bytes});
       result_.kv_transfer_bytes += bytes;
       result_.kv_transfer_egress_usd += bytes * cluster_.route_egress_usd_per_byte(src[g], dst[g]);
     }
     result_.requests[request].replica = d;
-    engine_.schedule(seconds, id_, kKvArrived, static_cast<std::uint64_t>(request));
+    transfers_->start(kv_cache_tag(request), pieces_);
   }
 
   // Plans micro-batch m's next iteration and sends it through the stages: each stage takes it
@@ -233,7 +244,9 @@ class ServingReplay : public EventHandler {
 
   // A re-split's transfer starts once replica r's micro-batches in flight have finished: for each
   // pair of stages, the weights of the layers moving between them and those layers' share of the
-  // blocks in use, sent by every tensor-parallel rank at once; the pairs move at once too.
+  // blocks in use, sent by every tensor-parallel rank at once; the pairs move at once too, as
+  // flows sharing the links with each other and with every other transfer in flight (other
+  // replicas' re-splits, KV caches).
   void move_layers_once_drained(int r) {
     Replica& rep = replicas_[r];
     if (rep.resplit != Replica::Resplit::kDraining || !rep.drained()) return;
@@ -254,23 +267,27 @@ class ServingReplay : public EventHandler {
       if (from != to) ++moves[{from, to}];
     }
     const std::vector<GpuId>& gpus = result_.replicas[r].gpus;
+    pieces_.clear();
     for (const auto& [stages, layers] : moves) {
       for (int rank = 0; rank < tp; ++rank)
-        rc.transfer_s = std::max(rc.transfer_s, route_transfer_seconds(cluster_, gpus[stages.first * tp + rank],
-                                                                       gpus[stages.second * tp + rank],
-                                                                       layers * (weights + kv)));
+        pieces_.push_back({gpus[stages.first * tp + rank], gpus[stages.second * tp + rank], layers * (weights + kv)});
       rc.layers_moved += layers;
       rc.weights_bytes += layers * weights * tp;
       rc.kv_bytes += layers * kv * tp;
     }
-    if (observer_ != nullptr) observer_->reconfiguration(rc);
-    engine_.schedule(rc.transfer_s, id_, kResplitDone, static_cast<std::uint64_t>(r));
+    if (pieces_.empty()) {
+      engine_.schedule(0, id_, kNothingToMove, static_cast<std::uint64_t>(r));
+    } else {
+      transfers_->start(resplit_tag(r), pieces_);
+    }
   }
 
   // The layers have arrived: the replica runs the new split, its cache resized to it.
-  void resume(int r) {
+  void layers_arrived(int r) {
     Replica& rep = replicas_[r];
     account(r);
+    rep.reconfiguration.transfer_s = engine_.now() - rep.reconfiguration.drained_s;
+    if (observer_ != nullptr) observer_->reconfiguration(rep.reconfiguration);
     rep.cost->set_split(options_.resplit_layers);
     rep.stage_kv_bytes_per_token = rep.resplit_kv_bytes_per_token;
     ReplicaStats& stats = result_.replicas[r];
@@ -299,6 +316,9 @@ class ServingReplay : public EventHandler {
   std::vector<int> outstanding_;
   StepOutcome outcome_;
   std::vector<double> stage_start_, stage_s_;
+  std::vector<TransferPiece> pieces_;
+  // The links that KV caches and re-splits cross (null when the run has neither).
+  std::unique_ptr<RouteTransfers> transfers_;
 };
 
 }  // namespace

@@ -33,7 +33,8 @@ struct ServingOptions {
   int replicas = 0;  // 0: as many as the cluster's GPUs hold
   // Disaggregated serving (DistServe, Splitwise): the first `prefill_replicas` replicas only
   // prefill; each request's KV cache then goes over the cluster routes to one of the others,
-  // which decode. 0: every replica does both.
+  // sharing the links with the other transfers in flight, and is decoded there once it has fully
+  // arrived. 0: every replica does both.
   int prefill_replicas = 0;
   Dtype dtype = Dtype::kBf16;
   SchedulerKind scheduler = SchedulerKind::kVllm;
@@ -96,15 +97,15 @@ struct ReplicaStats {
 
 // A replica's re-split. Each GPU of a stage losing layers sends its shard of their weights and
 // of the KV-cache blocks in use to the GPU of the same tensor-parallel rank in the stage gaining
-// them, every pair at once over its cluster route: the slowest pair's route latency plus its
-// bytes over the route's bottleneck bandwidth (alpha-beta, no contention between pairs, as the
-// disaggregated KV transfers).
+// them, every pair at once over its cluster route, as flows sharing the links with each other and
+// with every other transfer in flight (route_transfers.hpp): alone on its route, a pair takes the
+// route's latency plus its bytes over the route's bottleneck bandwidth.
 struct Reconfiguration {
   int replica = 0;
   std::vector<int> from_layers, to_layers;  // per stage
   double requested_s = 0;   // the replica stopped starting iterations
   double drained_s = 0;     // its micro-batches in flight had finished; the transfer starts
-  double transfer_s = 0;    // the moves; the replica resumes at drained_s + transfer_s
+  double transfer_s = 0;    // until the moves' last byte arrived; the replica resumes then
   int layers_moved = 0;
   long kv_blocks = 0;       // blocks in use, whose moved layers' keys and values go along
   double weights_bytes = 0;  // over every GPU
@@ -135,7 +136,7 @@ class ServingObserver {
   // stage_s[s] seconds (stage 0's time includes the speculative draft's passes, if any).
   virtual void iteration(int replica, const std::vector<double>& stage_start_s,
                          const std::vector<double>& stage_s, const Step& step) = 0;
-  // A replica's re-split transfer, from r.drained_s for r.transfer_s.
+  // A replica's re-split transfer, from r.drained_s for r.transfer_s (told once it has arrived).
   virtual void reconfiguration(const Reconfiguration& r) = 0;
 };
 

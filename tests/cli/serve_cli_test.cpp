@@ -105,6 +105,26 @@ TEST_CASE("serve disaggregated across sites: prefill on dc-a's H100s, KV caches 
   CHECK(shell(kBin + " validate " + trace.string() + " > /dev/null") == 0);
 }
 
+TEST_CASE("serve disaggregated: KV caches queued on a 10 Gbit/s WAN link end no sooner than it can carry them") {
+  // dc-a prefills (replicas 0-7), replicas 16-23 decode in dc-c behind three-site.json's dc-a to
+  // dc-c link of 10 Gbit/s (1.25 GB/s per direction). Every cache sent there crosses that link,
+  // so the run lasts at least their bytes over its bandwidth: 4.3x the 10 s of arrivals here.
+  // Costed alone on its route, each cache had the whole link and the run ended about when the
+  // arrivals did.
+  const auto out = scratch("disagg-wan.json");
+  REQUIRE(shell(kBin + " serve --cluster " + kRoot + "/topologies/clusters/three-site.json --tp 2 --prefill-replicas 8 " +
+                "--rate 40 --requests 400 --prompt-tokens 2048 --output-tokens 16 --json > " + out.string()) == 0);
+  const auto report = read_json(out);
+  long to_dc_c = 0;
+  for (int r = 16; r < 24; ++r) to_dc_c += report["replica_details"][r]["requests"].get<long>();
+  const double bytes = static_cast<double>(to_dc_c) * 2048 * 131072.0;  // Llama-3-8B, bf16: 128 KiB per token
+  const double link_s = bytes / (10e9 / 8);
+  MESSAGE(to_dc_c << " caches to dc-c need " << link_s << " s of the link; makespan "
+                  << report["makespan_s"].get<double>() << " s");
+  CHECK(to_dc_c > 150);
+  CHECK(report["makespan_s"].get<double>() >= link_s);
+}
+
 TEST_CASE("serve refuses bad options with one line naming them") {
   const auto err = scratch("err.txt");
   const auto refuse = [&](const std::string& args, const std::string& expected) {

@@ -3,7 +3,10 @@
 // the route's latency plus the layers' weights and KV-cache blocks over its bandwidth; after it
 // the request runs as before (the total of the stages' layers is unchanged), only later by the
 // transfer.
+// Pairs of a re-split that cross one link share it.
 #include <doctest/doctest.h>
+
+#include <iostream>
 
 #include "base/error.hpp"
 #include "serving_test_support.hpp"
@@ -46,6 +49,34 @@ TEST_CASE("a re-split's pause is the drain plus the closed-form transfer of the 
   CHECK(rc.pause_s() == doctest::Approx(rc.drained_s - rc.requested_s + transfer).epsilon(1e-12));
   // The drained iteration ends when it would have; every later one is as long as before.
   CHECK(after.requests[0].finish_s == doctest::Approx(plain.finish_s + transfer).epsilon(1e-9));
+}
+
+TEST_CASE("a re-split's pairs leaving one GPU share its link: twice the drain of each alone") {
+  // Three stages on GPUs 0, 1, 2 of one DGX; layers 8,16,8 -> 12,8,12 moves layers 8-11 from
+  // stage 1 to stage 0 and layers 20-23 from stage 1 to stage 2: two pairs of equal bytes S, both
+  // leaving GPU 1 through its one link into the NVSwitch, B / 2 each. The moves take the route's
+  // latency plus 2 S / B, where each pair alone would take latency + S / B.
+  const Cluster cluster = hetsim::test::shipped_cluster("dgx-a100-1node.json");
+  const TransformerConfig model = hetsim::test::shipped_model("llama-3-8b.json");
+  REQUIRE(cluster.route(1, 0).front() == cluster.route(1, 2).front());
+  REQUIRE(cluster.route_latency_s(1, 0) == cluster.route_latency_s(1, 2));
+  ServingOptions o;
+  o.replicas = 1;
+  o.pp = 3;
+  o.layers_per_stage = {8, 16, 8};
+  o.resplit_at_s = 0.005;  // during the first prefill
+  o.resplit_layers = {12, 8, 12};
+  const ServingResult r = simulate_serving(cluster, catalog(), model, {{0.0, 300, 20}}, o);
+  const Reconfiguration& rc = r.reconfigurations.at(0);
+  CHECK(rc.layers_moved == 8);
+  // Per pair: 4 layers of weights (bf16) and of the blocks in use (8 KV heads of 128, K and V).
+  const double pair = 4 * (model.layer_params() * 2 + static_cast<double>(rc.kv_blocks) * 16 * (2 * 8 * 128 * 2));
+  const double latency = cluster.route_latency_s(1, 0);
+  const double bandwidth = cluster.route_bottleneck_bandwidth_bytes_per_s(1, 0);
+  std::cout << "re-split of two pairs from GPU 1: each alone " << (latency + pair / bandwidth) * 1e3
+            << " ms, sharing " << (latency + 2 * pair / bandwidth) * 1e3 << " ms; got " << rc.transfer_s * 1e3
+            << " ms\n";
+  CHECK(rc.transfer_s == doctest::Approx(latency + 2 * pair / bandwidth).epsilon(1e-12));
 }
 
 TEST_CASE("a re-split with nothing to move costs nothing; a bad one is refused before the run") {

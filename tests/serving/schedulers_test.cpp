@@ -4,6 +4,7 @@
 // cache runs out.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "base/error.hpp"
@@ -273,4 +274,38 @@ TEST_CASE("disaggregated: the prefill replica emits the first token, the KV cach
   CHECK_THROWS_WITH_AS(simulate_serving(f.cluster, catalog(), f.model, {{0.0, 100, 3}}, o),
                        doctest::Contains("--prefill-replicas 2 must leave at least one of the 2 replicas to decode"),
                        PlanError);
+}
+
+TEST_CASE("disaggregated: KV caches handed over together share the link into their decode replica") {
+  // Replicas 0 and 1 (GPUs 0, 1) each prefill one of two equal prompts arriving at once and finish
+  // together; with one decode replica (GPU 2) both caches cross the NVSwitch's link into GPU 2 at
+  // once, B / 2 each, and arrive after the latency plus twice the drain; with two decode replicas
+  // (GPUs 2, 3) they cross no link in common and arrive after the closed form. A request decodes
+  // as soon as its cache has fully arrived; sharing one replica, the second to arrive (of two
+  // arriving at the same time) waits for the first's decode step.
+  const Fixture f;
+  const std::vector<Request> two{{0.0, 100, 2}, {0.0, 100, 2}};
+  ServingOptions o;
+  o.prefill_replicas = 2;
+  const double ttft = f.prefill(100, 0, true);
+  const double latency = f.cluster.route_latency_s(0, 2);
+  const double drain = 100 * 131072.0 / f.cluster.route_bottleneck_bandwidth_bytes_per_s(0, 2);
+  const double decode = f.decodes({100});
+  o.replicas = 3;
+  const ServingResult shared = simulate_serving(f.cluster, catalog(), f.model, two, o);
+  o.replicas = 4;
+  const ServingResult apart = simulate_serving(f.cluster, catalog(), f.model, two, o);
+  std::cout << "KV caches of 100 tokens: alone " << (latency + drain) * 1e6 << " us, sharing a link "
+            << (latency + 2 * drain) * 1e6 << " us; first finish " << std::min(shared.requests[0].finish_s, shared.requests[1].finish_s) * 1e6
+            << " us shared, " << apart.requests[0].finish_s * 1e6 << " us apart\n";
+  CHECK(shared.requests[0].replica == 2);
+  CHECK(shared.requests[1].replica == 2);
+  CHECK(shared.requests[0].first_token_s == doctest::Approx(ttft).epsilon(kEps));
+  const auto [first, second] = std::minmax(shared.requests[0].finish_s, shared.requests[1].finish_s);
+  CHECK(first == doctest::Approx(ttft + latency + 2 * drain + decode).epsilon(kEps));
+  CHECK(second == doctest::Approx(ttft + latency + 2 * drain + 2 * decode).epsilon(kEps));
+  CHECK(apart.requests[0].replica == 2);
+  CHECK(apart.requests[1].replica == 3);
+  for (const RequestOutcome& r : apart.requests)
+    CHECK(r.finish_s == doctest::Approx(ttft + latency + drain + decode).epsilon(kEps));
 }
