@@ -1,7 +1,7 @@
 #pragma once
 // The space `hetsim plan` searches: which GPUs of the cluster to use, and on them every
-// Megatron-style plan that the model and the global batch allow (tp, pp, vpp, micro-batch size,
-// schedule, recomputation, ZeRO stage, activation offload). A candidate is a sweep point: its
+// Megatron-style plan that the model and the global batch allow (tp, context parallelism on long
+// sequences, pp, vpp, micro-batch size, schedule, recomputation, ZeRO stage, activation offload). A candidate is a sweep point: its
 // keys are those of `hetsim run`'s flags (tools/sweep/point_job.hpp), so it runs exactly as
 // `run` would run it.
 #include <cstddef>
@@ -46,8 +46,9 @@ std::vector<GpuSubset> gpu_subsets(const ClusterSpec& spec, const GpuCatalog& ca
 struct PlanCandidate {
   std::size_t subset = 0;  // index into the subsets
   int tp = 1;
+  int cp = 1;  // context parallelism: each sequence split over cp GPUs
   int pp = 1;
-  int dp = 1;
+  int dp = 1;  // GPUs / (tp cp pp)
   int vpp = 1;
   int mbs = 1;
   std::string schedule;
@@ -61,12 +62,21 @@ struct PlanCandidate {
   int microbatches(int gbs) const { return gbs / (mbs * dp); }
   // The sweep point (keys of point_job.hpp) on `subset` that runs this candidate.
   nlohmann::json point(const PlanSpaceOptions& options, const GpuSubset& subset) const;
-  // "tp4 pp2 dp4 vpp1 mbs1 1f1b recompute=none zero1".
+  // "tp4 pp2 dp4 vpp1 mbs1 1f1b recompute=none zero1" ("tp4 cp2 pp2 ..." when cp > 1).
   std::string text() const;
 };
 
+// Sequences of at least this many tokens also try context parallelism 2 and 4. Below it the ring
+// is exposed: a block's attention (s/cp queries against s/cp keys) is too short to hide the K,V
+// transfer (README's what-if: at 4k tokens cp 4 loses to cp 1 on Llama-3-8B, at 32k both cp 2
+// and 4 hide the ring and win), so cp only adds candidates that lose.
+inline constexpr int kContextParallelMinSeqLength = 16384;
+
 // Every candidate on every subset, in a fixed order: tp divides the attention and KV heads and
-// fits in a node; pp divides the layers and pp = 1 runs no schedule choice; dp = GPUs / (tp pp)
+// fits in a node; cp in {1, 2, 4} from kContextParallelMinSeqLength tokens on (tp cp dividing a
+// node's GPUs so that the ring stays in the node, seq divisible by 2 cp for causal load
+// balancing, models that attend to the whole sequence, megatron placement only); pp divides the
+// layers and pp = 1 runs no schedule choice; dp = GPUs / (tp cp pp)
 // divides the global batch by the micro-batch; vpp (interleaved only) divides layers per rank;
 // interleaved needs Megatron's microbatch rule (m multiple of pp); zb-h2 needs m >= 2 pp.
 // Balanced layers (one chunk per rank: 1f1b, zb-h1, gpipe, zb-h2) where GPU types mix, and the
