@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unordered_map>
+#include <vector>
+
 #include "base/units.hpp"
 #include "models/precision.hpp"
 
@@ -22,6 +25,89 @@ nlohmann::json memory_json(const GpuMemory& m) {
 
 nlohmann::json counts_json(const SourceCounts& counts) {
   return {{"profile", counts.profile}, {"roofline", counts.roofline}};
+}
+
+// A run of consecutive GPU ids, first to last.
+struct GpuRun {
+  GpuId first = 0;
+  GpuId last = 0;
+};
+
+std::string run_text(const GpuRun& r) {
+  return r.first == r.last ? fmt::format("{}", r.first) : fmt::format("{}-{}", r.first, r.last);
+}
+
+// Runs of one length at one stride (a pipeline stage's GPUs when replicas interleave: one run
+// per replica) are abbreviated from this many on, where "a, b, ..., z (n ranges, d apart)" gets
+// shorter than the list.
+constexpr std::size_t kAbbreviatedRuns = 5;
+
+// "0-7, 16-23", with kAbbreviatedRuns or more runs of one length at one stride written as their
+// first two, "..." and their last, with how many there are. Each run is looked at no more than
+// kAbbreviatedRuns times: linear in the runs.
+std::string runs_text(const std::vector<GpuRun>& runs) {
+  std::vector<std::string> parts;
+  std::size_t i = 0;
+  while (i < runs.size()) {
+    std::size_t end = i + 1;
+    if (end < runs.size()) {
+      const GpuId length = runs[i].last - runs[i].first;
+      const GpuId stride = runs[end].first - runs[i].first;
+      while (end < runs.size() && runs[end].last - runs[end].first == length &&
+             runs[end].first - runs[end - 1].first == stride)
+        ++end;
+      if (end - i >= kAbbreviatedRuns) {
+        parts.push_back(fmt::format("{}, {}, ..., {} ({} ranges, {} apart)", run_text(runs[i]),
+                                    run_text(runs[i + 1]), run_text(runs[end - 1]), end - i,
+                                    stride));
+        i = end;
+        continue;
+      }
+    }
+    parts.push_back(run_text(runs[i]));
+    ++i;
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The OUT OF MEMORY lines of the table: GPUs whose lines would read the same (GPU type, need and
+// capacity as printed) share one, their ids as runs, in order of each group's first GPU. A GPU
+// alone in its group reads "gpu 3 (h100-sxm) needs ...", as it always has. `oom` is sorted by GPU
+// id (simulate_training sorts it), so each GPU extends its group's last run or starts one.
+std::vector<std::string> out_of_memory_lines(const std::vector<GpuMemory>& oom) {
+  struct Group {
+    std::string type;
+    std::string need;  // "297.1 GiB of 79.7 GiB"
+    std::vector<GpuRun> runs;
+  };
+  std::vector<Group> groups;
+  std::unordered_map<std::string, std::size_t> group_of;  // type and need -> index in groups
+  std::size_t group = 0;
+  const GpuMemory* previous = nullptr;
+  for (const GpuMemory& m : oom) {
+    // Neighbours usually hold the same figures (a stage's GPUs): only a change is formatted.
+    if (previous == nullptr || m.gpu_type != previous->gpu_type ||
+        m.peak_bytes() != previous->peak_bytes() || m.capacity_bytes != previous->capacity_bytes) {
+      std::string need =
+          fmt::format("{:.1f} GiB of {:.1f} GiB", gib(m.peak_bytes()), gib(m.capacity_bytes));
+      const auto [it, added] = group_of.try_emplace(m.gpu_type + '\0' + need, groups.size());
+      if (added) groups.push_back({m.gpu_type, std::move(need), {}});
+      group = it->second;
+    }
+    previous = &m;
+    std::vector<GpuRun>& runs = groups[group].runs;
+    if (!runs.empty() && runs.back().last + 1 == m.gpu)
+      runs.back().last = m.gpu;
+    else
+      runs.push_back({m.gpu, m.gpu});
+  }
+  std::vector<std::string> lines;
+  for (const Group& g : groups) {
+    const bool one = g.runs.size() == 1 && g.runs[0].first == g.runs[0].last;
+    lines.push_back(fmt::format("{} {} ({}) {} {}", one ? "gpu" : "gpus", runs_text(g.runs), g.type,
+                                one ? "needs" : "need", g.need));
+  }
+  return lines;
 }
 
 }  // namespace
@@ -148,9 +234,7 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   if (r.oom.empty()) {
     line("out of memory", "none");
   } else {
-    for (const GpuMemory& m : r.oom)
-      line("OUT OF MEMORY", fmt::format("gpu {} ({}) needs {:.1f} GiB of {:.1f} GiB", m.gpu,
-                                        m.gpu_type, gib(m.peak_bytes()), gib(m.capacity_bytes)));
+    for (const std::string& text : out_of_memory_lines(r.oom)) line("OUT OF MEMORY", text);
   }
   line("cost", fmt::format("${:.4f} per iteration (GPUs ${:.4f}, WAN egress ${:.4f}), ${:.3f} per "
                            "million tokens",

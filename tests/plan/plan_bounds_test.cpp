@@ -79,3 +79,10 @@ TEST_CASE("the bounds lie below the simulation on every GPU subset of a mixed cl
   check_bounds_below_simulation("tests/data/clusters/mixed-a100-h100-small.json",
                                 "llama-3.2-1b.json", 8, 256, false);
 }
+
+TEST_CASE("the bounds lie below the simulation with context parallelism") {
+  // 16k tokens: cp 1, 2 and 4 on one DGX A100, the ring's transfers and the s/cp activations in
+  // the simulation against a free ring in the bound.
+  check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "llama-3.2-1b.json", 4,
+                                kContextParallelMinSeqLength, false);
+}

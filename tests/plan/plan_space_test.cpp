@@ -1,5 +1,6 @@
 // The plan space: which GPU subsets and which Megatron plans `hetsim plan` considers.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <set>
 
@@ -79,7 +80,7 @@ TEST_CASE("every candidate divides the heads, the layers, the GPUs and the batch
 }
 
 TEST_CASE("a candidate is the sweep point of run's flags") {
-  const PlanCandidate c{0, 2, 4, 1, 2, 1, "interleaved", "selective", 1, 0};
+  const PlanCandidate c{0, 2, 1, 4, 1, 2, 1, "interleaved", "selective", 1, 0};
   const GpuSubset subset{{"dc-c/rtx4090"}, "dc-c/rtx4090 (16 x rtx-4090)", 32, 8, {"h100-sxm"}, 0};
   const PlanSpaceOptions options{"c.json", "m.json", 64, 4096, false};
   const nlohmann::json point = c.point(options, subset);
@@ -91,6 +92,7 @@ TEST_CASE("a candidate is the sweep point of run's flags") {
   CHECK(point.at("sequence-parallel") == true);
   CHECK(point.at("leave_out") == nlohmann::json{"dc-c/rtx4090"});
   CHECK(c.text() == "tp2 pp4 dp1 vpp2 mbs1 interleaved rc=selective zero1");
+  CHECK(!point.contains("cp"));  // cp 1 points read as before
 }
 
 TEST_CASE("a global batch of zero is refused") {
@@ -127,4 +129,47 @@ TEST_CASE("mixed GPU types add balanced layers, three sites the site-aware place
     if (sites[s].sites > 2) multi_site.insert(s);
   CHECK(site_aware_subsets == multi_site);
   CHECK(multi_site.size() == 1);  // all three sites
+}
+
+TEST_CASE("context parallelism 2 and 4 join the space from 16k tokens, inside a node") {
+  const TransformerConfig model =
+      load_transformer_config(kRoot + "/models/configs/llama-3.2-1b.json");
+  const std::vector<GpuSubset> subsets = gpu_subsets(cluster("dgx-a100-1node.json"), catalog());
+  const auto cps_at = [&](int seq) {
+    std::set<int> cps;
+    for (const PlanCandidate& c :
+         enumerate_candidates(model, subsets, {"c.json", "m.json", 8, seq, false})) {
+      CAPTURE(c.text());
+      CHECK(c.tp * c.cp * c.pp * c.dp == 8);
+      CHECK(8 % (c.tp * c.cp) == 0);  // the ring inside the node
+      CHECK(seq % (2 * c.cp) == 0);   // 2 cp chunks per sequence
+      CHECK(8 % (c.mbs * c.dp) == 0);
+      if (c.cp > 1) {
+        CHECK(c.point({"c.json", "m.json", 8, seq, false}, subsets[c.subset]).at("cp") == c.cp);
+        CHECK(c.text().find(fmt::format(" cp{} ", c.cp)) != std::string::npos);
+      }
+      cps.insert(c.cp);
+    }
+    return cps;
+  };
+  CHECK(cps_at(kContextParallelMinSeqLength / 2) == std::set<int>{1});
+  CHECK(cps_at(kContextParallelMinSeqLength) == std::set<int>{1, 2, 4});
+  // ZeRO shards over dp x cp: a cp 2 plan with dp 1 still tries ZeRO 1.
+  bool zero_over_cp = false;
+  for (const PlanCandidate& c : enumerate_candidates(
+           model, subsets, {"c.json", "m.json", 8, kContextParallelMinSeqLength, false}))
+    zero_over_cp = zero_over_cp || (c.cp > 1 && c.dp == 1 && c.zero_stage == 1);
+  CHECK(zero_over_cp);
+}
+
+TEST_CASE("no context parallelism for a sliding-window model") {
+  // The ring does not model windows (cost_chunk refuses cp > 1 for them): Llama-3.2-1B with a
+  // 4,096-token window stays at cp 1 at 32k tokens.
+  TransformerConfig model = load_transformer_config(kRoot + "/models/configs/llama-3.2-1b.json");
+  model.sliding_window = 4096;
+  const std::vector<GpuSubset> subsets = gpu_subsets(cluster("dgx-a100-1node.json"), catalog());
+  const std::vector<PlanCandidate> candidates =
+      enumerate_candidates(model, subsets, {"c.json", "m.json", 8, 32768, false});
+  REQUIRE(!candidates.empty());
+  for (const PlanCandidate& c : candidates) CHECK(c.cp == 1);
 }

@@ -34,13 +34,12 @@ struct Case {
 std::vector<Case> standard_cases(const std::string& data,
                                  std::vector<std::unique_ptr<ScaledCluster>>& scaled) {
   // 1,024 GPUs: Llama-3-70B, TP8 x PP8 x DP16, 32 microbatches per replica.
-  // 16,384 GPUs: Llama-3-405B, TP8 x PP16 x DP128 as in the Llama 3 paper (126 layers: 7 on the
-  // first and last stages, 8 on the others), global batch 2,048 sequences of 8,192 tokens.
+  // 16,384 GPUs: Llama-3-405B, TP8 x PP16 x DP128 as in the Llama 3 paper (llama3_405b_16k_plan).
   std::vector<Case> cases{
       {"1024-gpu llama-3-70b tp8 pp8 dp16", "topologies/clusters/dgx-h100-128node.json",
        "models/configs/llama-3-70b.json", replay_plan(8, 8, 512, 8192, 0, 0)},
-      {"16384-gpu llama-3-405b tp8 pp16 dp128", "topologies/clusters/dgx-h100-2048node.json",
-       "models/configs/llama-3-405b.json", replay_plan(8, 16, 2048, 8192, 7, 7)},
+      {"16384-gpu llama-3-405b tp8 pp16 dp128 flash", "topologies/clusters/dgx-h100-2048node.json",
+       "models/configs/llama-3-405b.json", hetsim::bench::llama3_405b_16k_plan()},
   };
   // Llama-3-70B, TP8 x PP8, 32 microbatches per replica, on 64 to 512 nodes, before the
   // 16,384-GPU case so that each case's peak RSS is its own high-water mark.

@@ -55,6 +55,12 @@ RunOptions replay_plan(int tp, int pp, int gbs, int seq, int first_layers, int l
   return o;
 }
 
+RunOptions llama3_405b_16k_plan() {
+  RunOptions o = replay_plan(8, 16, 2048, 8192, 7, 7);
+  o.plan.flash_attention = true;
+  return o;
+}
+
 ScenarioRun replay_once(const GpuCatalog& catalog, const std::string& cluster_file,
                         const std::string& model, const RunOptions& options) {
   const Cluster cluster = load_cluster(cluster_file, catalog.keys());
@@ -105,13 +111,13 @@ std::vector<Scenario> standard_scenarios(const std::string& data_dir, const GpuC
                          return replay_once(catalog, small, "models/configs/llama-3-70b.json",
                                             replay_plan(8, 8, 512, 8192, 0, 0));
                        }});
-  // Llama-3-405B as the Llama 3 paper trains it on 16,384 GPUs (126 layers: 7 on the first and
-  // last stages, 8 on the others), global batch 2,048 sequences of 8,192 tokens.
+  // Llama-3-405B as the Llama 3 paper trains it on 16,384 GPUs (llama3_405b_16k_plan).
   scenarios.push_back({"replay-16k",
-                       "16,384 GPUs: Llama-3-405B TP8 x PP16 x DP128, gbs 2048, seq 8192, SP",
+                       "16,384 GPUs: Llama-3-405B TP8 x PP16 x DP128, gbs 2048, seq 8192, SP, "
+                       "FlashAttention",
                        [&catalog, large] {
                          return replay_once(catalog, large, "models/configs/llama-3-405b.json",
-                                            replay_plan(8, 16, 2048, 8192, 7, 7));
+                                            llama3_405b_16k_plan());
                        }});
   // 16 nodes: 8 ring channels x 128 GPUs x 254 steps = 260,096 transfers.
   scenarios.push_back({"flat-ring-128",

@@ -46,6 +46,15 @@ class ScaledCluster {
 // first/last_layers 0 = the even split.
 RunOptions replay_plan(int tp, int pp, int gbs, int seq, int first_layers, int last_layers);
 
+// Llama-3-405B on 16,384 GPUs as Meta trained it (Dubey et al. 2024, "The Llama 3 Herd of
+// Models", arXiv:2407.21783, Table 4: TP 8, CP 1, PP 16, DP 128, 8,192-token sequences, 16
+// sequences per data-parallel rank, 16M tokens a batch; Sec. 3.3.2 for the 4D parallelism):
+// replay_plan with 7 layers on the first and last stages, 8 on the others, and fused
+// (FlashAttention-style) attention, which keeps no s^2 score tensors: without it each GPU of the
+// first stage would keep 16 microbatches' scores, 297 GiB of 80; with it 78 GiB. The paper's
+// interleaved schedule is left out, so that the replay keeps its event count.
+RunOptions llama3_405b_16k_plan();
+
 // One whole replay (cluster load, plan checks, costing, replay) of `model` (relative to the data
 // directory) on the cluster file `cluster_file`; the GPU catalog is loaded once, beforehand.
 ScenarioRun replay_once(const GpuCatalog& catalog, const std::string& cluster_file,

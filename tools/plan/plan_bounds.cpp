@@ -39,13 +39,16 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
   // Links so fast that the collectives cost nothing: what is left is the ops' own time.
   const TensorParallelLinks free_links{kFreeBandwidth, 0};
   const ExpertParallelLinks free_ep_links{kFreeBandwidth, 0};
+  // A free context-parallel ring hides every transfer behind its block's attention: no ring time
+  // is added, and each GPU still computes s/cp tokens of every layer.
+  const ContextParallelLinks free_cp_links{kFreeBandwidth, 0};
   const Timetable timetable = make_timetable(run.schedule, plan.pp, plan.microbatches(), plan.vpp);
   UniformOpTimes times;
   times.forward_s = times.backward_s = times.weight_s = std::numeric_limits<double>::infinity();
   ChunkCost chunk;
   for (const std::string& type : subset.gpu_types) {
     const GpuSpec& gpu = catalog.at(type);
-    chunk = cost_chunk(model, plan, gpu, span, free_links, free_ep_links);
+    chunk = cost_chunk(model, plan, gpu, span, free_links, free_ep_links, free_cp_links);
     // A calibration profile's kernels are measured, not the roofline's: bound them by FLOPs at
     // the peak rate alone.
     const double peak = gpu.peak(plan.dtype);

@@ -6,12 +6,13 @@
 //    timetable keeps in flight on any rank, each of the smallest chunk. When even that exceeds
 //    the largest HBM among the GPUs used, some GPU runs out of memory.
 //  - time: the timetable's makespan when every op of a chunk takes what the smallest chunk
-//    costs on the quickest GPU type used, with free tensor-parallel collectives, and messages
-//    between stages are free. The makespan of a fixed order of ops with dependencies is the
-//    longest path through them, which can only grow when ops take longer or messages take
-//    time, as they do in the simulation. The op costs are the roofline's (models/roofline.hpp),
-//    the simulator's own; where a calibration profile costs some GPUs, only the FLOPs at the
-//    peak rate are claimed, which no measured kernel beats.
+//    costs on the quickest GPU type used, with free tensor-parallel collectives, a free
+//    context-parallel ring (no exposed transfer), and messages between stages are free. The
+//    makespan of a fixed order of ops with dependencies is the longest path through them, which
+//    can only grow when ops take longer or messages take time, as they do in the simulation. The
+//    op costs are the roofline's (models/roofline.hpp), the simulator's own; where a calibration
+//    profile costs some GPUs, only the FLOPs at the peak rate are claimed, which no measured
+//    kernel beats.
 #include "models/gpu_catalog.hpp"
 #include "models/transformer_config.hpp"
 #include "tools/plan/plan_space.hpp"

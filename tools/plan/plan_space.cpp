@@ -128,6 +128,7 @@ nlohmann::json PlanCandidate::point(const PlanSpaceOptions& options,
                    {"use-flash-attn", true},
                    {"overlap-grad-reduce", true}};
   if (tp > 1) p["sequence-parallel"] = true;
+  if (cp > 1) p["cp"] = cp;
   if (offload_fraction > 0) p["offload-fraction"] = offload_fraction;
   if (balance_layers) p["balance-layers"] = true;
   if (placement != "megatron") p["placement"] = placement;
@@ -136,7 +137,9 @@ nlohmann::json PlanCandidate::point(const PlanSpaceOptions& options,
 }
 
 std::string PlanCandidate::text() const {
-  std::string text = fmt::format("tp{} pp{} dp{}", tp, pp, dp);
+  std::string text = fmt::format("tp{}", tp);
+  if (cp > 1) text += fmt::format(" cp{}", cp);
+  text += fmt::format(" pp{} dp{}", pp, dp);
   if (vpp > 1) text += fmt::format(" vpp{}", vpp);
   text += fmt::format(" mbs{} {} rc={} zero{}", mbs, pp > 1 ? schedule : "no-pipeline", recompute,
                       zero_stage);
@@ -162,6 +165,13 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
   const std::vector<double> offloads =
       options.wide ? std::vector<double>{0, 0.5, 1} : std::vector<double>{0};
   const std::vector<std::string> recomputes = {"none", "selective", "full"};
+  // Context parallelism on long sequences only (kContextParallelMinSeqLength), on models whose
+  // attention sees the whole sequence (the ring does not model sliding windows).
+  std::vector<int> cps = {1};
+  if (options.seq_length >= kContextParallelMinSeqLength &&
+      model.attended_keys(options.seq_length) >= options.seq_length)
+    for (const int cp : {2, 4})
+      if (options.seq_length % (2 * cp) == 0) cps.push_back(cp);
   std::vector<PlanCandidate> out;
   for (std::size_t s = 0; s < subsets.size(); ++s) {
     const GpuSubset& subset = subsets[s];
@@ -171,38 +181,44 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
                          : std::vector<std::string>{"megatron"};
     for (const int tp : divisors_up_to(subset.min_gpus_per_node, subset.min_gpus_per_node)) {
       if (model.num_heads % tp != 0 || model.num_kv_heads % tp != 0) continue;
-      for (const int pp : divisors_up_to(model.num_layers, subset.gpus / tp)) {
-        if (subset.gpus % (tp * pp) != 0) continue;
-        const int dp = subset.gpus / (tp * pp);
-        for (const int mbs : mbs_choices) {
-          if (options.global_batch_size % (mbs * dp) != 0) continue;
-          const int m = options.global_batch_size / (mbs * dp);
-          for (const std::string& schedule : schedules) {
-            if (pp == 1 && schedule != "1f1b") continue;  // no pipeline: the schedule is moot
-            std::vector<int> vpps = {1};
-            if (schedule == "interleaved") {
-              if (pp == 1 || m % pp != 0) continue;
-              vpps.clear();
-              for (const int v : {2, 4})
-                if ((model.num_layers / pp) % v == 0) vpps.push_back(v);
-            }
-            if (schedule == "zb-h2" && m < 2 * pp) continue;
-            // The partitioner costs one chunk per rank on its own GPU type (--balance-layers).
-            std::vector<bool> balances = {false};
-            if (subset.gpu_types.size() > 1 && pp > 1 && schedule != "interleaved")
-              balances.push_back(true);
-            for (const int vpp : vpps)
-              for (const std::string& recompute : recomputes)
-                for (const int zero : zero_stages) {
-                  if (zero > 0 && dp == 1) continue;  // nothing to shard over
-                  for (const double offload : offloads) {
-                    if (offload > 0 && recompute == "full") continue;  // little left to offload
-                    for (const bool balance : balances)
-                      for (const std::string& placement : placements)
-                        out.push_back({s, tp, pp, dp, vpp, mbs, schedule, recompute, zero, offload,
-                                       balance, placement});
+      for (const int cp : cps) {
+        if (subset.min_gpus_per_node % (tp * cp) != 0) continue;  // the ring stays in a node
+        for (const int pp : divisors_up_to(model.num_layers, subset.gpus / (tp * cp))) {
+          if (subset.gpus % (tp * cp * pp) != 0) continue;
+          const int dp = subset.gpus / (tp * cp * pp);
+          for (const int mbs : mbs_choices) {
+            if (options.global_batch_size % (mbs * dp) != 0) continue;
+            const int m = options.global_batch_size / (mbs * dp);
+            for (const std::string& schedule : schedules) {
+              if (pp == 1 && schedule != "1f1b") continue;  // no pipeline: the schedule is moot
+              std::vector<int> vpps = {1};
+              if (schedule == "interleaved") {
+                if (pp == 1 || m % pp != 0) continue;
+                vpps.clear();
+                for (const int v : {2, 4})
+                  if ((model.num_layers / pp) % v == 0) vpps.push_back(v);
+              }
+              if (schedule == "zb-h2" && m < 2 * pp) continue;
+              // The partitioner costs one chunk per rank on its own GPU type (--balance-layers).
+              std::vector<bool> balances = {false};
+              if (subset.gpu_types.size() > 1 && pp > 1 && schedule != "interleaved")
+                balances.push_back(true);
+              for (const int vpp : vpps)
+                for (const std::string& recompute : recomputes)
+                  for (const int zero : zero_stages) {
+                    if (zero > 0 && dp * cp == 1) continue;  // ZeRO shards over dp x cp
+                    for (const double offload : offloads) {
+                      if (offload > 0 && recompute == "full") continue;  // little left to offload
+                      for (const bool balance : balances)
+                        for (const std::string& placement : placements) {
+                          // The site-aware placement lays out tp x pp x dp only (run refuses cp).
+                          if (cp > 1 && placement != "megatron") continue;
+                          out.push_back({s, tp, cp, pp, dp, vpp, mbs, schedule, recompute, zero,
+                                         offload, balance, placement});
+                        }
+                    }
                   }
-                }
+            }
           }
         }
       }

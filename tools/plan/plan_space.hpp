@@ -1,9 +1,9 @@
 #pragma once
 // The space `hetsim plan` searches: which GPUs of the cluster to use, and on them every
-// Megatron-style plan that the model and the global batch allow (tp, pp, vpp, micro-batch size,
-// schedule, recomputation, ZeRO stage, activation offload). A candidate is a sweep point: its
-// keys are those of `hetsim run`'s flags (tools/sweep/point_job.hpp), so it runs exactly as
-// `run` would run it.
+// Megatron-style plan that the model and the global batch allow (tp, context parallelism on long
+// sequences, pp, vpp, micro-batch size, schedule, recomputation, ZeRO stage, activation
+// offload). A candidate is a sweep point: its keys are those of `hetsim run`'s flags
+// (tools/sweep/point_job.hpp), so it runs exactly as `run` would run it.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -46,8 +46,9 @@ std::vector<GpuSubset> gpu_subsets(const ClusterSpec& spec, const GpuCatalog& ca
 struct PlanCandidate {
   std::size_t subset = 0;  // index into the subsets
   int tp = 1;
+  int cp = 1;  // context parallelism: each sequence split over cp GPUs
   int pp = 1;
-  int dp = 1;
+  int dp = 1;  // GPUs / (tp cp pp)
   int vpp = 1;
   int mbs = 1;
   std::string schedule;
@@ -61,12 +62,23 @@ struct PlanCandidate {
   int microbatches(int gbs) const { return gbs / (mbs * dp); }
   // The sweep point (keys of point_job.hpp) on `subset` that runs this candidate.
   nlohmann::json point(const PlanSpaceOptions& options, const GpuSubset& subset) const;
-  // "tp4 pp2 dp4 vpp1 mbs1 1f1b recompute=none zero1".
+  // "tp4 pp2 dp4 vpp1 mbs1 1f1b recompute=none zero1" ("tp4 cp2 pp2 ..." when cp > 1).
   std::string text() const;
 };
 
+// Sequences of at least this many tokens also try context parallelism 2 and 4. A ring step's
+// attention (s/cp queries against s/cp keys) shrinks with the square of the block, its K,V
+// transfer linearly, so short sequences expose the ring: README's what-if (Llama-3-8B, 32 H100)
+// has cp 4 expose 0.07 s and lose to cp 1 at 4k tokens and cp 2 gain 2%, while at 32k both hide
+// the ring and gain 9% and 13%. Below the threshold cp would mostly add candidates to simulate
+// that lose or barely win, and the searches of 4k-8k tokens keep their space.
+inline constexpr int kContextParallelMinSeqLength = 16384;
+
 // Every candidate on every subset, in a fixed order: tp divides the attention and KV heads and
-// fits in a node; pp divides the layers and pp = 1 runs no schedule choice; dp = GPUs / (tp pp)
+// fits in a node; cp in {1, 2, 4} from kContextParallelMinSeqLength tokens on (tp cp dividing a
+// node's GPUs so that the ring stays in the node, seq divisible by 2 cp for causal load
+// balancing, models that attend to the whole sequence, megatron placement only); pp divides the
+// layers and pp = 1 runs no schedule choice; dp = GPUs / (tp cp pp)
 // divides the global batch by the micro-batch; vpp (interleaved only) divides layers per rank;
 // interleaved needs Megatron's microbatch rule (m multiple of pp); zb-h2 needs m >= 2 pp.
 // Balanced layers (one chunk per rank: 1f1b, zb-h1, gpipe, zb-h2) where GPU types mix, and the
