@@ -262,6 +262,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     stats_.first_op_start_s.assign(n, -1);
     stats_.last_op_end_s.assign(n, 0);
     stats_.peak_activation_bytes.assign(n, 0);
+    open_channels();
   }
 
   ReplayStats run() {
@@ -698,6 +699,22 @@ class PipelineReplay : public EventHandler, public FlowListener {
     }
     parked.resize(waiting);
     for (std::uint32_t id : released_) enqueue(id);
+  }
+
+  // Opens every send channel before the replay runs, so that the event loop never composes a
+  // route: activations go to the next stage of a path, gradients to the previous one.
+  void open_channels() {
+    for (const std::vector<int>& stage_after : next_)
+      for (int stage = 0; stage < stages_; ++stage) {
+        const int next = stage_after[stage];
+        if (next < 0 || rank_of_stage(next) == rank_of_stage(stage)) continue;
+        for (int replica = 0; replica < in_.replicas; ++replica) {
+          const int from = worker_of(replica, rank_of_stage(stage));
+          const int to = worker_of(replica, rank_of_stage(next));
+          channel_for(from, to, TransferKind::kActivation);
+          channel_for(to, from, TransferKind::kGradient);
+        }
+      }
   }
 
   std::uint32_t channel_for(int src, int dst, TransferKind kind) {
