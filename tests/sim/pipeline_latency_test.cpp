@@ -115,7 +115,7 @@ TEST_CASE("messages that drain slower than they are made queue on the stream, no
               "GPipe p=2 m=8, S/B > f: 2f + (m+1)(S/B + b) + 2L");
 }
 
-TEST_CASE("a send channel asks for its routes and wire share once and applies the share to every message") {
+TEST_CASE("a channel asks for routes and wire share once, and every message pays the share") {
   // GPipe p = 2, m = 8 as above, with half of each message's bytes on the wire (a compressed
   // route): T = (m + 1)(f + b) + 2 (S/2 / B_w + L), and each link of a route carries m S/2.
   // The routes answer from one reused vector, so a channel must keep a copy of what it was told.
