@@ -45,19 +45,35 @@ std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
 
 bool Network::start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
                          double extra_delay_s) {
-  std::uint32_t index;
+  const std::uint32_t index = take_slot();
+  flows_[index].shared_route = nullptr;
+  flows_[index].own_route = route;
+  return start(index, bytes, token, extra_delay_s);
+}
+
+bool Network::start_flow_on_shared_route(const std::vector<int>& route, double bytes,
+                                         std::uint64_t token, double extra_delay_s) {
+  const std::uint32_t index = take_slot();
+  flows_[index].shared_route = &route;
+  return start(index, bytes, token, extra_delay_s);
+}
+
+std::uint32_t Network::take_slot() {
   if (!free_slots_.empty()) {
-    index = free_slots_.back();
+    const std::uint32_t index = free_slots_.back();
     free_slots_.pop_back();
-  } else {
-    index = static_cast<std::uint32_t>(flows_.size());
-    flows_.emplace_back();
-    flow_mark_.push_back(0);
-    frozen_mark_.push_back(0);
-    old_rate_.push_back(0);
+    return index;
   }
+  flows_.emplace_back();
+  flow_mark_.push_back(0);
+  frozen_mark_.push_back(0);
+  old_rate_.push_back(0);
+  return static_cast<std::uint32_t>(flows_.size() - 1);
+}
+
+bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, double extra_delay_s) {
   Flow& flow = flows_[index];
-  flow.route = route;
+  const std::vector<int>& route = route_of(flow);
   flow.remaining_bytes = bytes;
   flow.rate = 0;
   flow.updated_at = engine_.now();
@@ -80,7 +96,7 @@ bool Network::start_flow(const std::vector<int>& route, double bytes, std::uint6
     track_bandwidth_steps(link);
     flows_on_link_[link].push_back(index);
   }
-  recompute(flows_[index].route);
+  recompute(route);
   return true;
 }
 
@@ -112,7 +128,7 @@ void Network::collect_component(const std::vector<int>& seed_links) {
       if (flow_mark_[f] == epoch_) continue;
       flow_mark_[f] = epoch_;
       component_.push_back(f);
-      for (int link : flows_[f].route) reach(link);
+      for (int link : route_of(flows_[f])) reach(link);
     }
   }
 }
@@ -137,8 +153,9 @@ bool Network::recompute_lone_flow(const std::vector<int>& seed_links) {
     return true;
   }
   Flow& flow = flows_[lone];
-  double rate = capacity_[flow.route[0]];
-  for (int link : flow.route) {
+  const std::vector<int>& route = route_of(flow);
+  double rate = capacity_[route[0]];
+  for (int link : route) {
     if (flows_on_link_[link].size() != 1) return false;
     rate = std::min(rate, capacity_[link]);
   }
@@ -195,7 +212,7 @@ void Network::progressive_filling() {
       if (frozen_mark_[f] == frozen_epoch) continue;
       frozen_mark_[f] = frozen_epoch;
       flows_[f].rate = top.share;
-      for (int link : flows_[f].route) {
+      for (int link : route_of(flows_[f])) {
         link_left_[link] = std::max(0.0, link_left_[link] - top.share);
         --link_unfrozen_[link];
         if (link == top.link || link_unfrozen_[link] == 0) continue;
@@ -251,14 +268,15 @@ void Network::handle(const Event& event) {
   if (event.kind == kDrained) {
     flow.remaining_bytes = 0;
     flow.rate = 0;
-    for (int link : flow.route) {
+    const std::vector<int>& route = route_of(flow);
+    for (int link : route) {
       auto& on_link = flows_on_link_[link];
       const auto it = std::find(on_link.begin(), on_link.end(), index);
       *it = on_link.back();
       on_link.pop_back();
     }
     finish_draining(index);
-    recompute(flow.route);
+    recompute(route);
     listener_.on_flow_drained(flow.token);
     return;
   }

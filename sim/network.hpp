@@ -65,6 +65,10 @@ class Network : public EventHandler {
   // event, never from inside this call); a flow with nothing to drain has left the sender now.
   bool start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
                   double extra_delay_s = 0);
+  // start_flow without copying the route: `route` must stay alive and unchanged until the flow
+  // is delivered (a route the cluster or a caller's table holds), as on the replay's send path.
+  bool start_flow_on_shared_route(const std::vector<int>& route, double bytes, std::uint64_t token,
+                                  double extra_delay_s = 0);
 
   std::size_t active_flows() const { return active_count_; }
   // Bytes that crossed each link so far (for per-link-class accounting).
@@ -81,7 +85,8 @@ class Network : public EventHandler {
  private:
   enum EventKind : std::uint32_t { kDrained = 0, kDelivered = 1, kBandwidthStep = 2 };
   struct Flow {
-    std::vector<int> route;
+    const std::vector<int>* shared_route = nullptr;  // the caller's, or null: own_route
+    std::vector<int> own_route;
     double remaining_bytes = 0;
     double rate = 0;          // bytes/s at the moment
     double updated_at = 0;    // when remaining_bytes was last brought up to date
@@ -97,6 +102,12 @@ class Network : public EventHandler {
     std::uint32_t version;
   };
 
+  static const std::vector<int>& route_of(const Flow& flow) {
+    return flow.shared_route != nullptr ? *flow.shared_route : flow.own_route;
+  }
+  // Takes a free flow slot and starts the flow on route_of(slot).
+  std::uint32_t take_slot();
+  bool start(std::uint32_t index, double bytes, std::uint64_t token, double extra_delay_s);
   void settle(Flow& flow);  // brings remaining_bytes up to now()
   // Collects into component_ the draining flows joined to `seed_links` through shared links.
   void collect_component(const std::vector<int>& seed_links);

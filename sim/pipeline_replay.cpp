@@ -52,6 +52,10 @@ struct Channel {
   TransferKind kind = TransferKind::kActivation;
   std::deque<std::uint32_t> queue;  // transfers waiting for the stream
   bool busy = false;
+  // Network mode: the worker pair's flow routes and wire share, asked of TransferRoutes once when
+  // the channel opens rather than on every transfer (the replay's send path).
+  std::vector<const std::vector<int>*> routes;
+  double wire_share = 1;
 };
 
 struct Transfer {
@@ -258,6 +262,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     stats_.first_op_start_s.assign(n, -1);
     stats_.last_op_end_s.assign(n, 0);
     stats_.peak_activation_bytes.assign(n, 0);
+    open_channels();
   }
 
   ReplayStats run() {
@@ -682,11 +687,34 @@ class PipelineReplay : public EventHandler, public FlowListener {
   void release_parked(int worker) {
     auto& parked = workers_[worker].parked;
     if (parked.empty()) return;
-    std::vector<std::uint32_t> waiting;
-    std::vector<std::uint32_t> ready;
-    for (std::uint32_t id : parked) (receive_posted(worker, id) ? ready : waiting).push_back(id);
-    parked = std::move(waiting);
-    for (std::uint32_t id : ready) enqueue(id);
+    // Those still waiting close up in place, in order; no allocation once the vectors have grown.
+    released_.clear();
+    std::size_t waiting = 0;
+    for (std::uint32_t id : parked) {
+      if (receive_posted(worker, id)) {
+        released_.push_back(id);
+      } else {
+        parked[waiting++] = id;
+      }
+    }
+    parked.resize(waiting);
+    for (std::uint32_t id : released_) enqueue(id);
+  }
+
+  // Opens every send channel before the replay runs, so that the event loop never composes a
+  // route: activations go to the next stage of a path, gradients to the previous one.
+  void open_channels() {
+    for (const std::vector<int>& stage_after : next_)
+      for (int stage = 0; stage < stages_; ++stage) {
+        const int next = stage_after[stage];
+        if (next < 0 || rank_of_stage(next) == rank_of_stage(stage)) continue;
+        for (int replica = 0; replica < in_.replicas; ++replica) {
+          const int from = worker_of(replica, rank_of_stage(stage));
+          const int to = worker_of(replica, rank_of_stage(next));
+          channel_for(from, to, TransferKind::kActivation);
+          channel_for(to, from, TransferKind::kGradient);
+        }
+      }
   }
 
   std::uint32_t channel_for(int src, int dst, TransferKind kind) {
@@ -695,7 +723,14 @@ class PipelineReplay : public EventHandler, public FlowListener {
       if (c.dst == dst && c.kind == kind) return id;
     }
     const auto id = static_cast<std::uint32_t>(channels_.size());
-    channels_.push_back(Channel{src, dst, kind, {}, false});
+    Channel& channel = channels_.emplace_back();
+    channel.src = src;
+    channel.dst = dst;
+    channel.kind = kind;
+    if (network_) {
+      channel.routes = in_.routes->routes(src, dst);
+      channel.wire_share = in_.routes->wire_share(src, dst);
+    }
     workers_[src].channels.push_back(id);
     return id;
   }
@@ -715,13 +750,13 @@ class PipelineReplay : public EventHandler, public FlowListener {
         engine_.schedule(in_.abstract_transfer_s, handler_id_, kAbstractDelivered, id);
         return;
       }
-      const auto& routes = in_.routes->routes(channel.src, channel.dst);
-      transfer.bytes_per_gpu *= in_.routes->wire_share(channel.src, channel.dst);
-      transfer.flows_pending = static_cast<int>(routes.size());
+      transfer.bytes_per_gpu *= channel.wire_share;
+      transfer.flows_pending = static_cast<int>(channel.routes.size());
       transfer.flows_draining = 0;
-      for (const auto* route : routes) {
+      for (const std::vector<int>* route : channel.routes) {
         ++stats_.flows;
-        if (network_->start_flow(*route, transfer.bytes_per_gpu, id)) ++transfer.flows_draining;
+        if (network_->start_flow_on_shared_route(*route, transfer.bytes_per_gpu, id))
+          ++transfer.flows_draining;
       }
       if (transfer.flows_draining > 0) return;
       transfer.drained_s = engine_.now();
@@ -882,6 +917,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   OffloadPlan offload_;
   std::vector<Channel> channels_;
   std::vector<Transfer> transfers_;
+  std::vector<std::uint32_t> released_;  // release_parked's scratch (enqueue never re-enters it)
   std::size_t delivered_ = 0;
   std::vector<double> optimizer_start_s_;
   const std::vector<RankSync> no_sync_ = std::vector<RankSync>(static_cast<std::size_t>(ranks_));

@@ -25,7 +25,8 @@
 
 namespace hetsim {
 
-// How transfers between two workers travel.
+// How transfers between two workers travel. The replay asks once per send channel (worker pair
+// and direction) and keeps the answer, so the routes pointed to must outlive the replay.
 class TransferRoutes {
  public:
   virtual ~TransferRoutes() = default;

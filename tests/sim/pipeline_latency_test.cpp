@@ -16,6 +16,8 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "schedules/generators.hpp"
 #include "sim/cluster_links.hpp"
@@ -111,4 +113,50 @@ TEST_CASE("messages that drain slower than they are made queue on the stream, no
   const double drain = bytes / (1 * kGbit);
   check_exact(gpipe_iteration_s(m, f, b, bytes, latency), 2 * f + (m + 1) * drain + (m + 1) * b + 2 * latency,
               "GPipe p=2 m=8, S/B > f: 2f + (m+1)(S/B + b) + 2L");
+}
+
+TEST_CASE("a channel asks for routes and wire share once, and every message pays the share") {
+  // GPipe p = 2, m = 8 as above, with half of each message's bytes on the wire (a compressed
+  // route): T = (m + 1)(f + b) + 2 (S/2 / B_w + L), and each link of a route carries m S/2.
+  // The routes answer from one reused vector, so a channel must keep a copy of what it was told.
+  struct HalvingRoutes : TransferRoutes {
+    explicit HalvingRoutes(const Cluster& c) : cluster(c) {}
+    const std::vector<const std::vector<int>*>& routes(int src, int dst) override {
+      ++route_calls;
+      answer = {&cluster.route(src, dst)};
+      return answer;
+    }
+    double wire_share(int /*src*/, int /*dst*/) override {
+      ++share_calls;
+      return 0.5;
+    }
+    const Cluster& cluster;
+    std::vector<const std::vector<int>*> answer;
+    int route_calls = 0;
+    int share_calls = 0;
+  };
+  const int m = 8;
+  const double f = 10e-3, b = 20e-3, bytes = 1e6, latency = 5e-3;
+  const Cluster cluster = two_gpus_one_link(latency);
+  const Timetable timetable = make_gpipe(2, m);
+  ChunkCost cost;
+  cost.forward_s = f;
+  cost.backward_input_s = b;
+  cost.output_bytes = bytes;
+  HalvingRoutes routes(cluster);
+  ReplayInputs inputs;
+  inputs.timetable = &timetable;
+  inputs.costs.assign(2, {cost});
+  inputs.routes = &routes;
+  inputs.links = network_links(cluster);
+  const ReplayStats stats = replay_iteration(inputs);
+  CHECK(stats.transfers == 2u * m);
+  CHECK(routes.route_calls == 2);  // one channel each way
+  CHECK(routes.share_calls == 2);
+  check_exact(stats.iteration_s, (m + 1) * (f + b) + 2 * (0.5 * bytes / (1 * kGbit) + latency),
+              "GPipe p=2 m=8, half the bytes on the wire");
+  std::vector<double> expected(inputs.links.size(), 0);
+  for (const auto& [src, dst] : {std::pair{0, 1}, std::pair{1, 0}})
+    for (int link : cluster.route(src, dst)) expected[link] += m * 0.5 * bytes;
+  CHECK(stats.link_bytes == expected);
 }
