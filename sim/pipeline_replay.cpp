@@ -104,7 +104,7 @@ struct WorkerState {
   double op_seconds = 0;
   double activation_bytes = 0;
   std::vector<std::uint32_t> channels;  // ids of channels this worker sends on
-  int sends_in_flight = 0;  // P2pSync::kBatched: sends of its last op not yet delivered
+  int sends_in_flight = 0;  // waiting sends (P2pSync): those of its last op not yet delivered
   std::vector<std::uint32_t> parked;  // transfers to this worker waiting for its receive
 };
 
