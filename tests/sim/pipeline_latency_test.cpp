@@ -63,14 +63,15 @@ class GpuRoutes : public TransferRoutes {
   std::vector<const std::vector<int>*> routes_;
 };
 
-double gpipe_iteration_s(int microbatches, double f, double b, double bytes, double latency_s) {
-  const Cluster cluster = two_gpus_one_link(latency_s);
+// GPipe over the cluster's two GPUs: every F takes f, every B b, every message `bytes`, carried
+// on `routes`.
+ReplayStats replay_gpipe(const Cluster& cluster, TransferRoutes& routes, int microbatches, double f,
+                         double b, double bytes) {
   const Timetable timetable = make_gpipe(2, microbatches);
   ChunkCost cost;
   cost.forward_s = f;
   cost.backward_input_s = b;
   cost.output_bytes = bytes;
-  GpuRoutes routes(cluster);
   ReplayInputs inputs;
   inputs.timetable = &timetable;
   inputs.costs.assign(2, {cost});
@@ -78,7 +79,13 @@ double gpipe_iteration_s(int microbatches, double f, double b, double bytes, dou
   inputs.links = network_links(cluster);
   const ReplayStats stats = replay_iteration(inputs);
   CHECK(stats.transfers == 2u * microbatches);
-  return stats.iteration_s;
+  return stats;
+}
+
+double gpipe_iteration_s(int microbatches, double f, double b, double bytes, double latency_s) {
+  const Cluster cluster = two_gpus_one_link(latency_s);
+  GpuRoutes routes(cluster);
+  return replay_gpipe(cluster, routes, microbatches, f, b, bytes).iteration_s;
 }
 
 void check_exact(double actual, double expected, const std::string& what) {
@@ -138,24 +145,13 @@ TEST_CASE("a channel asks for routes and wire share once, and every message pays
   const int m = 8;
   const double f = 10e-3, b = 20e-3, bytes = 1e6, latency = 5e-3;
   const Cluster cluster = two_gpus_one_link(latency);
-  const Timetable timetable = make_gpipe(2, m);
-  ChunkCost cost;
-  cost.forward_s = f;
-  cost.backward_input_s = b;
-  cost.output_bytes = bytes;
   HalvingRoutes routes(cluster);
-  ReplayInputs inputs;
-  inputs.timetable = &timetable;
-  inputs.costs.assign(2, {cost});
-  inputs.routes = &routes;
-  inputs.links = network_links(cluster);
-  const ReplayStats stats = replay_iteration(inputs);
-  CHECK(stats.transfers == 2u * m);
+  const ReplayStats stats = replay_gpipe(cluster, routes, m, f, b, bytes);
   CHECK(routes.route_calls == 2);  // one channel each way
   CHECK(routes.share_calls == 2);
   check_exact(stats.iteration_s, (m + 1) * (f + b) + 2 * (0.5 * bytes / (1 * kGbit) + latency),
               "GPipe p=2 m=8, half the bytes on the wire");
-  std::vector<double> expected(inputs.links.size(), 0);
+  std::vector<double> expected(network_links(cluster).size(), 0);
   for (const auto& [src, dst] : {std::pair{0, 1}, std::pair{1, 0}})
     for (int link : cluster.route(src, dst)) expected[link] += m * 0.5 * bytes;
   CHECK(stats.link_bytes == expected);
