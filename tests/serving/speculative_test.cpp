@@ -72,6 +72,16 @@ struct Fixture {
   }
 };
 
+// The replica's speculation counters: sequence-steps that verified, draft tokens proposed and
+// accepted, tokens those steps emitted.
+void check_speculation(const SpeculationStats& s, long verifications, long proposed, long accepted,
+                       long emitted) {
+  CHECK(s.verifications == verifications);
+  CHECK(s.proposed == proposed);
+  CHECK(s.accepted == accepted);
+  CHECK(s.emitted == emitted);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -86,11 +96,7 @@ TEST_CASE(
   CHECK(out.first_token_s == doctest::Approx(ttft).epsilon(kEps));
   CHECK((out.finish_s - out.first_token_s) / 8 == doctest::Approx(decode / 8).epsilon(kEps));
   CHECK(r.replicas[0].iterations == 3);
-  const SpeculationStats& s = r.replicas[0].speculation;
-  CHECK(s.verifications == 2);
-  CHECK(s.proposed == 6);
-  CHECK(s.accepted == 6);
-  CHECK(s.emitted == 8);
+  check_speculation(r.replicas[0].speculation, 2, 6, 6, 8);
 }
 
 TEST_CASE("acceptance rate 0: every step emits one token; proposals shrink to the output left") {
@@ -102,11 +108,7 @@ TEST_CASE("acceptance rate 0: every step emits one token; proposals shrink to th
                         f.step(f.target_cost, 102, 1) + f.step(f.target_cost, 103, 0);
   CHECK(out.finish_s - out.first_token_s == doctest::Approx(decode).epsilon(kEps));
   CHECK(r.replicas[0].iterations == 5);
-  const SpeculationStats& s = r.replicas[0].speculation;
-  CHECK(s.verifications == 3);
-  CHECK(s.proposed == 6);
-  CHECK(s.accepted == 0);
-  CHECK(s.emitted == 3);
+  check_speculation(r.replicas[0].speculation, 3, 6, 0, 3);
 }
 
 TEST_CASE("speculation off leaves a decode step as it was") {
