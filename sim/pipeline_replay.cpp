@@ -176,8 +176,9 @@ struct ReceivePost {
   bool separate = false;
 };
 
-std::size_t receive_key(int stage, int microbatch, TransferKind kind, int microbatches) {
-  return (static_cast<std::size_t>(stage) * microbatches + microbatch) * 2 +
+// A rank's receives, by the chunk of its own that consumes them.
+std::size_t receive_key(int chunk, int microbatch, TransferKind kind, int microbatches) {
+  return (static_cast<std::size_t>(chunk) * microbatches + microbatch) * 2 +
          (kind == TransferKind::kActivation ? 0 : 1);
 }
 
@@ -187,7 +188,7 @@ std::size_t receive_key(int stage, int microbatch, TransferKind kind, int microb
 std::vector<std::vector<ReceivePost>> receive_posts(const Timetable& t,
                                                     const std::vector<std::vector<int>>& early_receive) {
   std::vector<std::vector<ReceivePost>> posts;
-  const std::size_t keys = static_cast<std::size_t>(t.stages()) * t.microbatches * 2;
+  const std::size_t keys = static_cast<std::size_t>(t.chunks_per_rank) * t.microbatches * 2;
   for (int rank = 0; rank < t.ranks; ++rank) {
     const auto& ops = t.ops[rank];
     std::vector<ReceivePost> of_rank(keys);
@@ -200,7 +201,7 @@ std::vector<std::vector<ReceivePost>> receive_posts(const Timetable& t,
       if (op.kind == OpKind::kWeight) continue;
       const TransferKind kind = op.kind == OpKind::kForward ? TransferKind::kActivation : TransferKind::kGradient;
       const bool separate = after[q] >= 0 && ops[after[q]].kind == op.kind;
-      of_rank[receive_key(t.stage(rank, op.chunk), op.microbatch, kind, t.microbatches)] = {after[q], separate};
+      of_rank[receive_key(op.chunk, op.microbatch, kind, t.microbatches)] = {after[q], separate};
     }
     posts.push_back(std::move(of_rank));
   }
@@ -673,8 +674,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const Transfer& transfer = transfers_[id];
     const int rank = rank_of(dst_worker);
     const ReceivePost& post =
-        receive_posts_[rank][receive_key(transfer.dst_stage, transfer.microbatch,
-                                                 channels_[transfer.channel].kind, microbatches_)];
+        receive_posts_[rank][receive_key(stage_location_[transfer.dst_stage].op.chunk, transfer.microbatch,
+                                         channels_[transfer.channel].kind, microbatches_)];
     if (post.after < 0) return true;
     const WorkerState& state = workers_[dst_worker];
     const auto after = static_cast<std::size_t>(post.after);
