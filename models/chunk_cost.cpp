@@ -348,12 +348,15 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
     }
   }
 
-  // The optimizer step as Megatron-LM runs it (bf16 training, fp32 main parameters, --clip-grad
-  // on by default), over this GPU's parameter shard (from ZeRO stage 1: dense ones over dp x cp,
-  // expert ones over dp / ep): the gradient norm reads the fp32 gradients (4 B); Adam reads
-  // master weight, gradient, m, v and writes master, m, v (28 B); the master weights are copied
-  // into the bf16 model weights (read 4, write 2). The fp32 main-gradient buffer it holds (whole
-  // below ZeRO stage 2) is zeroed for the next iteration (write 4).
+  // The optimizer step as Megatron-LM runs it (fp32 main parameters, --clip-grad on by default),
+  // over this GPU's parameter shard (from ZeRO stage 1: dense ones over dp x cp, expert ones over
+  // dp / ep): the gradient norm reads the fp32 gradients (4 B); Adam reads master weight,
+  // gradient, m, v and writes master, m, v (28 B); the master weights are copied into the 2-byte
+  // model weights (read 4, write 2). fp16 adds the loss scaler's pass (Float16Optimizer's
+  // _unscale_main_grads_and_check_for_nan: read 4, write 4) and, when gradients are kept in fp16
+  // (no --accumulate-allreduce-grads-in-fp32), their copy into fp32 main gradients first
+  // (_copy_model_grads_to_main_grads: read 2, write 4). The main-gradient buffer it holds
+  // (whole below ZeRO stage 2) is zeroed for the next iteration (its 4 or 2 B written).
   const int stage = plan.effective_zero_stage();
   const auto shard_of = [&](bool sharded) {
     const double dense_shard = sharded ? static_cast<double>(plan.data_parallel_with_context()) : 1.0;
@@ -363,7 +366,12 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   const double shard = shard_of(stage >= 1);
   const PassCost adam =
       memory_bound_cost({"adam"}, KernelKind::kElementwise, 28.0 * shard, gpu, plan.dtype, profile);
-  const double around_adam[] = {4.0 * shard, 6.0 * shard, 4.0 * shard_of(stage >= 2)};
+  std::vector<double> around_adam = {4.0 * shard, 6.0 * shard,
+                                     bytes_per_param(plan).gradients * shard_of(stage >= 2)};
+  if (plan.dtype == Dtype::kFp16) {
+    around_adam.push_back(8.0 * shard);
+    if (!plan.grads_in_fp32()) around_adam.push_back(6.0 * shard);
+  }
   c.optimizer_step_s = adam.seconds;
   for (const double bytes : around_adam)
     c.optimizer_step_s += kernel_time(KernelKind::kElementwise, {0.0, bytes}, gpu, plan.dtype);

@@ -26,6 +26,30 @@ RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, doubl
 
 }  // namespace
 
+RingGroup ring_group(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings, double wan_compression) {
+  RingGroup group;
+  std::vector<std::vector<GpuId>> channel_rings;
+  for (const auto& ring : rings) {
+    const auto channels = ring_channels(cluster, ring);
+    for (const auto& channel : channels) {
+      group.hops.push_back(ring_hops(cluster, channel, 1.0 / static_cast<double>(channels.size()), wan_compression));
+      channel_rings.push_back(channel);
+    }
+  }
+  group.channels_per_ring = rings.empty() ? 1.0 : static_cast<double>(channel_rings.size() / rings.size());
+  if (!channel_rings.empty()) group.bottleneck = ring_bottleneck(cluster, channel_rings, wan_compression);
+  return group;
+}
+
+BucketCollective group_collective(const RingGroup& group, int group_index, CollectiveOp op, double bytes, int chunk,
+                                  double ready_fraction) {
+  // A ring all-gather takes as long as a reduce-scatter of the same size.
+  const double per_channel = bytes / group.channels_per_ring;
+  const double seconds = op == CollectiveOp::kAllReduce ? ring_all_reduce_s(group.bottleneck, per_channel)
+                                                        : ring_reduce_scatter_s(group.bottleneck, per_channel);
+  return BucketCollective{op, bytes, chunk, ready_fraction, group_index, seconds};
+}
+
 double default_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
 
 double gathered_weight_bytes(const RankSync& sync) {
@@ -77,31 +101,13 @@ std::vector<RankSync> data_parallel_sync(const Cluster& cluster, const ParallelP
     }
     // Each ring runs on its channels (one per NIC its nodes use, ring_channels), each with an
     // equal share of the bytes; every ring of a group has as many.
-    std::vector<RingBottleneck> bottlenecks;
-    std::vector<double> channels_per_ring;
+    std::vector<RingGroup> ring_groups;
     for (const auto& rings : groups) {
-      std::vector<RingHops> hops;
-      std::vector<std::vector<GpuId>> channel_rings;
-      for (const auto& ring : rings) {
-        const auto channels = ring_channels(cluster, ring);
-        for (const auto& channel : channels) {
-          hops.push_back(ring_hops(cluster, channel, 1.0 / static_cast<double>(channels.size()), options.wan_compression));
-          channel_rings.push_back(channel);
-        }
-      }
-      channels_per_ring.push_back(rings.empty() ? 1.0 : static_cast<double>(channel_rings.size() / rings.size()));
-      rank_sync.groups.push_back(std::move(hops));
-      bottlenecks.push_back(channel_rings.empty() ? RingBottleneck{}
-                                                  : ring_bottleneck(cluster, channel_rings, options.wan_compression));
+      ring_groups.push_back(ring_group(cluster, rings, options.wan_compression));
+      rank_sync.groups.push_back(ring_groups.back().hops);
     }
-
-    // A ring all-gather takes as long as a reduce-scatter of the same size.
     const auto collective = [&](CollectiveOp op, double bytes, int chunk, double ready_fraction, int group) {
-      const RingBottleneck& b = bottlenecks[group];
-      const double per_channel = bytes / channels_per_ring[group];
-      const double seconds = op == CollectiveOp::kAllReduce ? ring_all_reduce_s(b, per_channel)
-                                                            : ring_reduce_scatter_s(b, per_channel);
-      return BucketCollective{op, bytes, chunk, ready_fraction, group, seconds};
+      return group_collective(ring_groups[group], group, op, bytes, chunk, ready_fraction);
     };
     const bool gather_before_forward = sharded && zero_stage < 3 && options.overlap_param_gather;
     rank_sync.gather_before_every_op = zero_stage == 3;

@@ -26,6 +26,7 @@
 #include "models/parallel_plan.hpp"
 #include "sim/rank_sync.hpp"
 #include "sim/placement.hpp"
+#include "sim/ring_collective.hpp"
 #include "topologies/cluster.hpp"
 
 namespace hetsim {
@@ -38,6 +39,20 @@ struct DataParallelOptions {
   double bucket_params = 0;          // --ddp-bucket-size; 0: Megatron's default
   double wan_compression = 1;        // bytes crossing a WAN link are divided by it
 };
+
+// The rings of one collective group, each on its channels (one per NIC its nodes use,
+// ring_channels, each carrying an equal share of the bytes), and their alpha-beta bottleneck.
+struct RingGroup {
+  std::vector<RingHops> hops;  // every channel of every ring
+  RingBottleneck bottleneck;
+  double channels_per_ring = 1;  // the same for every ring of the group
+};
+RingGroup ring_group(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings, double wan_compression);
+
+// A collective of `bytes` per GPU over `group` (index `group_index` among its owner's groups),
+// with its alpha-beta time on the group's bottleneck.
+BucketCollective group_collective(const RingGroup& group, int group_index, CollectiveOp op, double bytes, int chunk,
+                                  double ready_fraction);
 
 // ZeRO-3's gathered weights on one GPU at their peak, beyond its shard: the largest unit twice
 // (the one being computed on and the one being prefetched); 0 for other stages.

@@ -19,13 +19,13 @@ int rank_of(std::uint64_t payload) { return static_cast<int>(payload >> 40); }
 }  // namespace
 
 GradientSync::GradientSync(Engine& engine, CollectiveLauncher& launcher, const std::vector<RankSync>& ranks,
-                           int replicas, ReplayObserver* observer,
-                           std::function<double(int)> step_optimizer,
-                           std::function<void(int)> rank_done)
+                           const TiedEmbeddingSync& tied_embedding, int replicas, ReplayObserver* observer,
+                           std::function<double(int)> step_optimizer, std::function<void(int)> rank_done)
     : engine_(engine),
       handler_id_(engine.add_handler(*this)),
       launcher_(launcher),
       ranks_(ranks),
+      tied_embedding_(tied_embedding),
       replicas_(replicas),
       observer_(observer),
       step_optimizer_(std::move(step_optimizer)),
@@ -34,6 +34,12 @@ GradientSync::GradientSync(Engine& engine, CollectiveLauncher& launcher, const s
       buckets_of_chunk_(ranks.size()) {
   stats_.busy_s.assign(ranks.size(), 0);
   stats_.exposed_s.assign(ranks.size(), 0);
+  if (tied_embedding_.active()) {
+    const auto valid = [&](int rank) { return rank >= 0 && static_cast<std::size_t>(rank) < ranks.size(); };
+    if (!valid(tied_embedding_.embedding_rank) || !valid(tied_embedding_.lm_head_rank))
+      throw SimulationError("the tied-embedding all-reduce refers to a pipeline rank that does not exist");
+    embedding_slot_ = launcher_.add_slot([this] { embedding_done(); });
+  }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     for (int group = 0; group < 2; ++group)
       state_[r].reduce[group].slot =
@@ -171,11 +177,41 @@ void GradientSync::collective_done(int rank, int group) {
   launch_next(rank, group);
 }
 
+bool GradientSync::gradients_reduced(int rank) const {
+  const RankState& state = state_[rank];
+  return state.replicas_finished >= replicas_ && state.gradients_done >= state.gradients_expected;
+}
+
+bool GradientSync::holds_tied_embedding(int rank) const {
+  return tied_embedding_.active() && (rank == tied_embedding_.embedding_rank || rank == tied_embedding_.lm_head_rank);
+}
+
+void GradientSync::embedding_done() {
+  embedding_done_ = true;
+  stats_.tied_embedding_s = engine_.now() - embedding_started_s_;
+  for (const int rank : {tied_embedding_.embedding_rank, tied_embedding_.lm_head_rank}) {
+    if (observer_)
+      for (int replica = 0; replica < replicas_; ++replica)
+        observer_->on_phase(PhaseRecord{replica * static_cast<int>(ranks_.size()) + rank, PhaseKind::kGradientReduce,
+                                        embedding_started_s_, engine_.now(), tied_embedding_.collective.bytes,
+                                        tied_embedding_.collective.op, false});
+    maybe_step(rank);
+  }
+}
+
 void GradientSync::maybe_step(int rank) {
   RankState& state = state_[rank];
-  if (state.optimizer_started || state.replicas_finished < replicas_ ||
-      state.gradients_done < state.gradients_expected)
+  if (state.optimizer_started || !gradients_reduced(rank)) return;
+  if (holds_tied_embedding(rank) && !embedding_done_) {
+    // Both ranks join the embedding group's all-reduce once their own reductions are done.
+    if (!embedding_launched_ && gradients_reduced(tied_embedding_.embedding_rank) &&
+        gradients_reduced(tied_embedding_.lm_head_rank)) {
+      embedding_launched_ = true;
+      embedding_started_s_ = engine_.now();
+      launcher_.launch(embedding_slot_, tied_embedding_.rings, tied_embedding_.collective);
+    }
     return;
+  }
   state.optimizer_started = true;
   stats_.exposed_s[rank] = engine_.now() - state.last_op_end_s;
   const double end = step_optimizer_(rank);

@@ -10,7 +10,9 @@
 //   - the collectives of one pipeline rank's data-parallel group run one at a time, in launch
 //     order (one NCCL communicator and stream per group); routed-expert weights reduce over their
 //     expert-data-parallel group on a stream of their own, alongside the dense weights' stream;
-//   - a rank's replicas step their optimizer when all its gradient collectives are done.
+//   - a rank's replicas step their optimizer when all its gradient collectives are done and, on
+//     the two ranks sharing tied word embeddings, the embedding gradients' all-reduce between
+//     them has run after both ranks' data-parallel reductions (finalize_model_grads).
 // The collectives run as flows or by their alpha-beta time (sim/collective_launcher.hpp).
 #include <cstdint>
 #include <functional>
@@ -25,6 +27,7 @@ namespace hetsim {
 struct GradientSyncStats {
   std::vector<double> busy_s;     // [rank] time its gradient collectives ran, summed over its streams
   std::vector<double> exposed_s;  // [rank] from the rank's last op to its optimizer step
+  double tied_embedding_s = 0;    // how long the tied-embedding all-reduce ran (not in busy_s)
 };
 
 class GradientSync : public EventHandler {
@@ -32,9 +35,9 @@ class GradientSync : public EventHandler {
   // `step_optimizer(rank)` is called when the rank's gradients are reduced and all its replicas
   // have finished their ops; it returns when the optimizer step will end (absolute time), after
   // which the parameter all-gathers run and `rank_done(rank)` is called.
-  GradientSync(Engine& engine, CollectiveLauncher& launcher, const std::vector<RankSync>& ranks, int replicas,
-               ReplayObserver* observer, std::function<double(int)> step_optimizer,
-               std::function<void(int)> rank_done);
+  GradientSync(Engine& engine, CollectiveLauncher& launcher, const std::vector<RankSync>& ranks,
+               const TiedEmbeddingSync& tied_embedding, int replicas, ReplayObserver* observer,
+               std::function<double(int)> step_optimizer, std::function<void(int)> rank_done);
 
   // How many ops of each chunk of each rank produce weight gradients (B, or W when the backward
   // is split): [rank][chunk]. Needed before the replay starts.
@@ -83,6 +86,9 @@ class GradientSync : public EventHandler {
   void launch_next(int rank, int group);
   void launch(int rank, int group, const BucketCollective& collective);
   void collective_done(int rank, int group);
+  bool gradients_reduced(int rank) const;
+  bool holds_tied_embedding(int rank) const;
+  void embedding_done();
   void maybe_step(int rank);
   void optimizer_done(int rank);
 
@@ -90,6 +96,11 @@ class GradientSync : public EventHandler {
   std::uint32_t handler_id_;
   CollectiveLauncher& launcher_;
   const std::vector<RankSync>& ranks_;
+  const TiedEmbeddingSync& tied_embedding_;
+  std::uint32_t embedding_slot_ = 0;
+  bool embedding_launched_ = false;
+  bool embedding_done_ = false;
+  double embedding_started_s_ = 0;
   int replicas_;
   ReplayObserver* observer_;
   std::function<double(int)> step_optimizer_;

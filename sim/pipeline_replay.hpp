@@ -64,6 +64,8 @@ struct ReplayInputs {
   // optimizer). Its collectives run as flows in network mode, on the alpha-beta path otherwise
   // or when alpha_beta_collectives is set.
   std::vector<RankSync> sync;
+  // The tied word-embedding gradients' all-reduce between two pipeline ranks; inactive: none.
+  TiedEmbeddingSync tied_embedding;
   bool alpha_beta_collectives = false;
   // Static bytes (weights, gradients, optimizer state) on one GPU of each worker; reported to
   // the observer with the activations, not simulated.
@@ -92,6 +94,7 @@ struct ReplayStats {
   std::vector<double> link_bytes;
   std::vector<double> sync_busy_s;             // [rank] time its data-parallel collectives ran
   std::vector<double> sync_exposed_s;          // [rank] last op end to optimizer start
+  double tied_embedding_s = 0;                 // the tied-embedding all-reduce's time
   std::vector<double> parameter_gather_s;      // [rank] time its ZeRO-3 parameter gathers ran
   double offloaded_bytes = 0;                  // per GPU, summed over workers
   std::uint64_t transfers = 0;

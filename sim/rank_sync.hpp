@@ -54,4 +54,17 @@ struct RankSync {
   bool gather_before_every_op = false;  // ZeRO-3; else the first forward only
 };
 
+// Megatron-LM's all-reduce of the word-embedding gradients when the input embedding and the LM
+// head share them (tied) on two pipeline ranks: after both ranks have reduced their data-parallel
+// gradients, each replica's embedding-rank GPU and LM-head-rank GPU of the same tensor- (and
+// context-) parallel index all-reduce the embedding's main gradients, and neither rank steps its
+// optimizer before it is done (finalize_model_grads, _allreduce_word_embedding_grads).
+struct TiedEmbeddingSync {
+  int embedding_rank = -1;  // -1: no such all-reduce (untied, one rank holds both, or pp 1)
+  int lm_head_rank = -1;
+  std::vector<RingHops> rings;  // one 2-GPU ring per pair, on its channels
+  BucketCollective collective;  // over `rings`
+  bool active() const { return embedding_rank >= 0; }
+};
+
 }  // namespace hetsim

@@ -22,6 +22,7 @@
 #include "sim/cluster_links.hpp"
 #include "sim/collectives/alpha_beta.hpp"
 #include "sim/data_parallel_sync.hpp"
+#include "sim/tied_embedding_sync.hpp"
 #include "sim/pipeline_replay.hpp"
 #include "sim/site_placement.hpp"
 #include "sim/ring_collective.hpp"
@@ -661,6 +662,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                                                        options.overlap_param_gather,
                                                        options.ddp_bucket_params,
                                                        options.wan_compression});
+  inputs.tied_embedding =
+      tied_embedding_sync(cluster, model, plan, placement, timetable, options.wan_compression);
   inputs.alpha_beta_collectives = options.alpha_beta_collectives;
 
   for (int w = 0; w < placement.workers(); ++w) {
@@ -728,6 +731,12 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     result.gradient_reduce_s_per_rank.push_back(stats.sync_busy_s[r] / h);
     result.gradient_reduce_exposed_s_per_rank.push_back(stats.sync_exposed_s[r] / h);
     result.parameter_gather_s_per_rank.push_back(stats.parameter_gather_s[r] / h);
+  }
+  if (inputs.tied_embedding.active()) {
+    result.tied_embedding_ranks[0] = inputs.tied_embedding.embedding_rank;
+    result.tied_embedding_ranks[1] = inputs.tied_embedding.lm_head_rank;
+    result.tied_embedding_reduce_s = stats.tied_embedding_s;
+    result.tied_embedding_bytes_per_gpu = inputs.tied_embedding.collective.bytes;
   }
   result.pipeline_time_s = stats.pipeline_end_s;
   result.events = stats.events;

@@ -118,6 +118,12 @@ struct RunResult {
   // every forward and backward, or --overlap-param-gather's before each chunk's first forward),
   // on their own stream; an op they hold back shows as pipeline idle time.
   std::vector<double> parameter_gather_s_per_rank;
+  // The all-reduce of tied word-embedding gradients between the embedding's and the LM head's
+  // pipeline ranks (after their data-parallel reductions, so part of their exposed time above);
+  // ranks -1 when the plan has none.
+  int tied_embedding_ranks[2] = {-1, -1};
+  double tied_embedding_reduce_s = 0;
+  double tied_embedding_bytes_per_gpu = 0;
   // Context parallelism (cp > 1), per pipeline rank: the ring transfer time per iteration no
   // attention step hid on one GPU (in its ops' times already), and over all GPUs the bytes sent
   // round the rings per iteration (also counted in the link-class bytes below).

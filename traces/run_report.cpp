@@ -182,6 +182,11 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
     report["context_parallel"] = {{"exposed_s_per_rank", r.context_parallel_exposed_s_per_rank},
                                   {"bytes_per_iteration", r.context_parallel_bytes}};
   }
+  if (r.tied_embedding_ranks[0] >= 0)
+    report["tied_embedding_all_reduce"] = {
+        {"s", r.tied_embedding_reduce_s},
+        {"pp_ranks", {r.tied_embedding_ranks[0], r.tied_embedding_ranks[1]}},
+        {"bytes_per_gpu", r.tied_embedding_bytes_per_gpu}};
   return report;
 }
 
@@ -212,6 +217,10 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("dp reduction s (ran/exposed)", fmt::format("{}({}, {})", reduce,
                                                     r.overlap_grad_reduce ? "overlapped buckets" : "after the backward",
                                                     r.alpha_beta_collectives ? "alpha-beta" : "flows"));
+  if (r.tied_embedding_ranks[0] >= 0)
+    line("embedding all-reduce", fmt::format("{:.4f} s (tied embeddings: pp ranks {} and {}, {:.3f} GB per GPU)",
+                                             r.tied_embedding_reduce_s, r.tied_embedding_ranks[0],
+                                             r.tied_embedding_ranks[1], r.tied_embedding_bytes_per_gpu / 1e9));
   if ((p.effective_zero_stage() == 3 || r.overlap_param_gather) && p.data_parallel_with_context() > 1) {
     std::string gathers;
     for (double s : r.parameter_gather_s_per_rank) gathers += fmt::format("{:.4f} ", s);

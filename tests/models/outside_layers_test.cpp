@@ -7,7 +7,9 @@
 //  - embedding weight gradient: zero-filled dense table gradient (e), dY's rows summed into it
 //    (3e per dY element), added into the fp32 main gradient (e + 4 read, 4 written);
 //  - optimizer step per parameter of the shard: gradient norm 4 B, Adam 28 B, master-to-bf16
-//    copy 6 B; and 4 B per main-gradient element held to zero it.
+//    copy 6 B; and 4 B per main-gradient element held to zero it. fp16 adds the loss scaler's
+//    unscale (8 B) and, with fp16 main gradients, their copy into fp32 ones (6 B), whose
+//    buffer zeroes 2 B per element.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -76,4 +78,20 @@ TEST_CASE("optimizer step: grad norm, Adam, bf16 copy over the shard; zeroing th
   plan.zero_stage = 2;  // gradients sharded too
   const auto z2 = hetsim::cost_chunk(m, plan, unit_gpu(), span, {});
   CHECK(rel(z2.optimizer_step_s, 42 * P / 4 / 2e12) < 1e-12);
+}
+
+TEST_CASE("fp16 optimizer step: the loss scaler's unscale, and the fp16 gradients' copy into fp32") {
+  const auto m = hetsim::load_transformer_config(hetsim::test::config_path("llama-2-7b"));
+  hetsim::ParallelPlan plan;
+  plan.dp = 4;
+  plan.dtype = hetsim::Dtype::kFp16;
+  const hetsim::ChunkSpan span{0, 2, false, false};
+  const auto fp16_grads = hetsim::cost_chunk(m, plan, unit_gpu(), span, {});
+  const double P = fp16_grads.params;
+  // norm 4 + Adam 28 + master copy 6 + unscale 8 + grad copy 6, zeroing 2-byte gradients
+  MESSAGE("fp16 gradients: expected " << 54 * P / 2e12 << " s, actual " << fp16_grads.optimizer_step_s << " s");
+  CHECK(rel(fp16_grads.optimizer_step_s, 54 * P / 2e12) < 1e-12);
+  plan.accumulate_allreduce_grads_in_fp32 = true;  // fp32 main gradients: no copy, 4-byte zeroing
+  const auto fp32_grads = hetsim::cost_chunk(m, plan, unit_gpu(), span, {});
+  CHECK(rel(fp32_grads.optimizer_step_s, 50 * P / 2e12) < 1e-12);
 }
