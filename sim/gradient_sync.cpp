@@ -19,13 +19,15 @@ int rank_of(std::uint64_t payload) { return static_cast<int>(payload >> 40); }
 }  // namespace
 
 GradientSync::GradientSync(Engine& engine, CollectiveLauncher& launcher, const std::vector<RankSync>& ranks,
-                           const TiedEmbeddingSync& tied_embedding, int replicas, ReplayObserver* observer,
+                           const TiedEmbeddingSync& tied_embedding, const OptimizerSync& optimizer_sync,
+                           int replicas, ReplayObserver* observer,
                            std::function<double(int)> step_optimizer, std::function<void(int)> rank_done)
     : engine_(engine),
       handler_id_(engine.add_handler(*this)),
       launcher_(launcher),
       ranks_(ranks),
       tied_embedding_(tied_embedding),
+      optimizer_sync_(optimizer_sync),
       replicas_(replicas),
       observer_(observer),
       step_optimizer_(std::move(step_optimizer)),
@@ -117,6 +119,9 @@ void GradientSync::handle(const Event& event) {
                    static_cast<int>(event.payload & kField));
       break;
     case kOptimizerDone: optimizer_done(rank); break;
+    case kStepEveryRank:
+      for (std::size_t r = 0; r < ranks_.size(); ++r) step(static_cast<int>(r));
+      break;
     default: throw SimulationError("unknown gradient synchronisation event kind");
   }
 }
@@ -212,6 +217,18 @@ void GradientSync::maybe_step(int rank) {
     }
     return;
   }
+  if (!optimizer_sync_.across_ranks) {
+    step(rank);
+    return;
+  }
+  if (state.ready_to_step) return;
+  state.ready_to_step = true;
+  if (++ranks_ready_ == ranks_.size())
+    engine_.schedule(optimizer_sync_.seconds, handler_id_, kStepEveryRank, pack(0));
+}
+
+void GradientSync::step(int rank) {
+  RankState& state = state_[rank];
   state.optimizer_started = true;
   stats_.exposed_s[rank] = engine_.now() - state.last_op_end_s;
   const double end = step_optimizer_(rank);

@@ -12,13 +12,16 @@
 //     expert-data-parallel group on a stream of their own, alongside the dense weights' stream;
 //   - a rank's replicas step their optimizer when all its gradient collectives are done and, on
 //     the two ranks sharing tied word embeddings, the embedding gradients' all-reduce between
-//     them has run after both ranks' data-parallel reductions (finalize_model_grads).
+//     them has run after both ranks' data-parallel reductions (finalize_model_grads);
+//   - when the optimizer's gradient-norm group spans GPUs (sim/optimizer_sync.hpp), no rank steps
+//     before every rank is ready, and then only after the group's one-float all-reduces.
 // The collectives run as flows or by their alpha-beta time (sim/collective_launcher.hpp).
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "sim/collective_launcher.hpp"
+#include "sim/optimizer_sync.hpp"
 #include "sim/rank_sync.hpp"
 #include "sim/replay_observer.hpp"
 
@@ -36,7 +39,8 @@ class GradientSync : public EventHandler {
   // have finished their ops; it returns when the optimizer step will end (absolute time), after
   // which the parameter all-gathers run and `rank_done(rank)` is called.
   GradientSync(Engine& engine, CollectiveLauncher& launcher, const std::vector<RankSync>& ranks,
-               const TiedEmbeddingSync& tied_embedding, int replicas, ReplayObserver* observer,
+               const TiedEmbeddingSync& tied_embedding, const OptimizerSync& optimizer_sync, int replicas,
+               ReplayObserver* observer,
                std::function<double(int)> step_optimizer, std::function<void(int)> rank_done);
 
   // How many ops of each chunk of each rank produce weight gradients (B, or W when the backward
@@ -56,7 +60,7 @@ class GradientSync : public EventHandler {
   bool finished() const;
 
  private:
-  enum EventKind : std::uint32_t { kBucketReady, kOptimizerDone };
+  enum EventKind : std::uint32_t { kBucketReady, kOptimizerDone, kStepEveryRank };
   // A rank's stream for one data-parallel group (0: dense weights, 1: routed-expert weights): its
   // gradients and the parameter all-gathers after the step, one collective at a time.
   struct ReduceStream {
@@ -77,6 +81,7 @@ class GradientSync : public EventHandler {
     std::size_t gathers_done = 0;
     int replicas_finished = 0;
     double last_op_end_s = 0;
+    bool ready_to_step = false;
     bool optimizer_started = false;
     bool optimizer_done = false;
   };
@@ -90,6 +95,7 @@ class GradientSync : public EventHandler {
   bool holds_tied_embedding(int rank) const;
   void embedding_done();
   void maybe_step(int rank);
+  void step(int rank);
   void optimizer_done(int rank);
 
   Engine& engine_;
@@ -101,6 +107,8 @@ class GradientSync : public EventHandler {
   bool embedding_launched_ = false;
   bool embedding_done_ = false;
   double embedding_started_s_ = 0;
+  OptimizerSync optimizer_sync_;
+  std::size_t ranks_ready_ = 0;
   int replicas_;
   ReplayObserver* observer_;
   std::function<double(int)> step_optimizer_;

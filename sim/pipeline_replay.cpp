@@ -226,7 +226,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const std::vector<RankSync>& sync = in.sync.empty() ? no_sync_ : in.sync;
     launcher_ = std::make_unique<CollectiveLauncher>(engine_, in.alpha_beta_collectives ? nullptr : network_.get());
     sync_ = std::make_unique<GradientSync>(
-        engine_, *launcher_, sync, in.tied_embedding, in.replicas, in.observer, [this](int rank) { return step_optimizer(rank); },
+        engine_, *launcher_, sync, in.tied_embedding, in.optimizer_sync, in.replicas, in.observer, [this](int rank) { return step_optimizer(rank); },
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
     gradient_ops_ = gradient_ops(t_);
     sync_->set_gradient_ops(gradient_ops_.per_chunk);

@@ -21,6 +21,7 @@
 #include "sim/engine.hpp"
 #include "sim/rank_sync.hpp"
 #include "sim/network.hpp"
+#include "sim/optimizer_sync.hpp"
 #include "sim/replay_observer.hpp"
 
 namespace hetsim {
@@ -66,6 +67,8 @@ struct ReplayInputs {
   std::vector<RankSync> sync;
   // The tied word-embedding gradients' all-reduce between two pipeline ranks; inactive: none.
   TiedEmbeddingSync tied_embedding;
+  // The optimizer step's wait for every rank and its gradient-norm all-reduces.
+  OptimizerSync optimizer_sync;
   bool alpha_beta_collectives = false;
   // Static bytes (weights, gradients, optimizer state) on one GPU of each worker; reported to
   // the observer with the activations, not simulated.

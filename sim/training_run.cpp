@@ -22,6 +22,7 @@
 #include "sim/cluster_links.hpp"
 #include "sim/collectives/alpha_beta.hpp"
 #include "sim/data_parallel_sync.hpp"
+#include "sim/optimizer_sync.hpp"
 #include "sim/tied_embedding_sync.hpp"
 #include "sim/pipeline_replay.hpp"
 #include "sim/site_placement.hpp"
@@ -664,6 +665,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                                                        options.wan_compression});
   inputs.tied_embedding =
       tied_embedding_sync(cluster, model, plan, placement, timetable, options.wan_compression);
+  inputs.optimizer_sync = optimizer_sync(cluster, plan, placement);
   inputs.alpha_beta_collectives = options.alpha_beta_collectives;
 
   for (int w = 0; w < placement.workers(); ++w) {

@@ -1,13 +1,19 @@
-// Megatron-LM all-reduces the main gradients of tied word embeddings between the pipeline rank
-// holding the input embedding and the one holding the LM head, after both have reduced their
-// data-parallel gradients and before either steps its optimizer (finalize_model_grads,
-// _allreduce_word_embedding_grads). On two GPUs in two nodes joined by one NIC each, that
-// all-reduce of S = vocab x hidden x 4 B (fp32 main grads) is a 2-GPU ring: S/B + 2L.
+// What Megatron-LM's optimizer step waits for once a rank's gradients are reduced, on two GPUs in
+// two nodes joined by one NIC each (route latency L):
+//  - with tied word embeddings, the all-reduce of their main gradients between the pipeline rank
+//    holding the input embedding and the one holding the LM head (finalize_model_grads,
+//    _allreduce_word_embedding_grads): S = vocab x hidden x 4 B (fp32 main grads) over a 2-GPU
+//    ring, S/B + 2L;
+//  - every rank of the gradient-norm group (model-parallel; the world with the distributed
+//    optimizer) and that group's one-float all-reduces: the norm, and with fp16 the found-inf
+//    flag first, each a reduce and a broadcast, 2L.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
+#include "sim/optimizer_sync.hpp"
 #include "sim/training_run.hpp"
 #include "tests/sim/shipped_inputs.hpp"
 
@@ -41,9 +47,21 @@ RunOptions pipeline_of_two(const std::string& schedule = "1f1b") {
   return o;
 }
 
-RunResult run(const TransformerConfig& model, const RunOptions& o) {
-  return simulate_training(two_nodes(), test::shipped_catalog(), model, o);
+RunResult run(const TransformerConfig& model, const RunOptions& o, ReplayObserver* observer = nullptr) {
+  return simulate_training(two_nodes(), test::shipped_catalog(), model, o, observer);
 }
+
+// When each worker's last op ended and its optimizer step started.
+struct StepTimes : ReplayObserver {
+  double last_op_end_s[2] = {0, 0};
+  double optimizer_start_s[2] = {-1, -1};
+  void on_compute(const ComputeRecord& r) override {
+    last_op_end_s[r.worker] = std::max(last_op_end_s[r.worker], r.end_s);
+  }
+  void on_phase(const PhaseRecord& r) override {
+    if (r.kind == PhaseKind::kOptimizer) optimizer_start_s[r.worker] = r.start_s;
+  }
+};
 
 }  // namespace
 
@@ -80,4 +98,40 @@ TEST_CASE("no tied-embedding all-reduce when the embeddings are untied or one ra
   RunOptions one_rank = pipeline_of_two();
   one_rank.plan.pp = 1;
   CHECK(run(tied, one_rank).tied_embedding_ranks[0] == -1);
+}
+
+TEST_CASE("pipeline ranks step their optimizer together, after the gradient norm's all-reduce") {
+  TransformerConfig untied = test::shipped_model("llama-3.2-1b");
+  untied.tied_embeddings = false;
+  for (const Dtype dtype : {Dtype::kBf16, Dtype::kFp16}) {
+    RunOptions o = pipeline_of_two();
+    o.plan.dtype = dtype;
+    StepTimes times;
+    run(untied, o, &times);
+    // 1F1B: rank 0 ends last (its last B); rank 1 waits for it, then both for the all-reduces.
+    const int all_reduces = dtype == Dtype::kFp16 ? 2 : 1;
+    CHECK(times.last_op_end_s[0] > times.last_op_end_s[1]);
+    CHECK(times.optimizer_start_s[0] ==
+          doctest::Approx(times.last_op_end_s[0] + all_reduces * 2 * kNicLatencyS).epsilon(1e-12));
+    CHECK(times.optimizer_start_s[1] == times.optimizer_start_s[0]);
+  }
+}
+
+TEST_CASE("the gradient-norm group: model-parallel GPUs, or the world with the distributed optimizer") {
+  const Cluster& cluster = two_nodes();
+  ParallelPlan plan;
+  plan.dp = 2;  // one GPU per replica: no model-parallel peer
+  const Placement data_parallel{1, 1, 2};
+  CHECK_FALSE(optimizer_sync(cluster, plan, data_parallel).across_ranks);
+  CHECK(optimizer_sync(cluster, plan, data_parallel).seconds == 0);
+  plan.distributed_optimizer = true;  // the norm of the shards: both GPUs
+  const OptimizerSync world = optimizer_sync(cluster, plan, data_parallel);
+  CHECK(world.across_ranks);
+  CHECK(world.seconds == doctest::Approx(2 * kNicLatencyS).epsilon(1e-12));
+  ParallelPlan pipeline;
+  pipeline.pp = 2;
+  pipeline.dtype = Dtype::kFp16;
+  const OptimizerSync fp16 = optimizer_sync(cluster, pipeline, Placement{1, 2, 1});
+  CHECK(fp16.all_reduces == 2);
+  CHECK(fp16.seconds == doctest::Approx(4 * kNicLatencyS).epsilon(1e-12));
 }
