@@ -217,12 +217,14 @@ void GradientSync::maybe_step(int rank) {
     }
     return;
   }
+  if (state.ready_to_step) return;
+  state.ready_to_step = true;
+  // What the rank's own reductions left exposed; waiting for other ranks is not counted.
+  stats_.exposed_s[rank] = engine_.now() - state.last_op_end_s;
   if (!optimizer_sync_.across_ranks) {
     step(rank);
     return;
   }
-  if (state.ready_to_step) return;
-  state.ready_to_step = true;
   if (++ranks_ready_ == ranks_.size())
     engine_.schedule(optimizer_sync_.seconds, handler_id_, kStepEveryRank, pack(0));
 }
@@ -230,7 +232,6 @@ void GradientSync::maybe_step(int rank) {
 void GradientSync::step(int rank) {
   RankState& state = state_[rank];
   state.optimizer_started = true;
-  stats_.exposed_s[rank] = engine_.now() - state.last_op_end_s;
   const double end = step_optimizer_(rank);
   engine_.schedule(std::max(0.0, end - engine_.now()), handler_id_, kOptimizerDone, pack(rank));
 }

@@ -29,7 +29,9 @@ namespace hetsim {
 
 struct GradientSyncStats {
   std::vector<double> busy_s;     // [rank] time its gradient collectives ran, summed over its streams
-  std::vector<double> exposed_s;  // [rank] from the rank's last op to its optimizer step
+  // [rank] from the rank's last op until its gradients are reduced (and, on the tied-embedding
+  // ranks, the embedding all-reduced): waiting for other ranks before the step is not counted
+  std::vector<double> exposed_s;
   double tied_embedding_s = 0;    // how long the tied-embedding all-reduce ran (not in busy_s)
 };
 

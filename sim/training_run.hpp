@@ -111,7 +111,8 @@ struct RunResult {
   double bubble_fraction = 0;
   std::vector<double> bubble_fraction_per_rank;
   // Per pipeline rank: how long its data-parallel collectives ran, and the part of it the
-  // backward did not hide (from the rank's last op to its optimizer step).
+  // backward did not hide (from the rank's last op until they are reduced; waiting for other ranks
+  // before the optimizer step is not counted).
   std::vector<double> gradient_reduce_s_per_rank;
   std::vector<double> gradient_reduce_exposed_s_per_rank;
   // Per pipeline rank: how long the weight all-gathers that ops wait for ran (ZeRO-3's before
