@@ -1,6 +1,7 @@
-// The replay-16k scenario's plan is Llama-3-405B on 16,384 GPUs as the Llama 3 paper ran it
-// (Table 4), and it fits in the H100s' memory: with FlashAttention no GPU runs out, without it
-// (the scenario before) every GPU of the first 13 stages does, and both replay the same events.
+// The replay scenarios' plans are the Llama 3 models as Meta trained them, and they fit in the
+// H100s' memory: replay-16k (Llama-3-405B on 16,384 GPUs, Table 4) and replay-1k (Llama-3-70B on
+// 1,024) run out of memory on no GPU with FlashAttention; without it (the scenarios before) the
+// first stages do, and both replay the same events.
 #include <doctest/doctest.h>
 
 #include "base/data_directory.hpp"
@@ -31,5 +32,22 @@ TEST_CASE("the replay-16k plan fits in memory as Meta ran it, with the events it
   unfused.plan.flash_attention = false;
   const RunResult before = simulate_training(cluster, catalog, model, unfused);
   CHECK(before.oom.size() == 13 * 1024);
+  CHECK(fits.events == before.events);
+}
+
+TEST_CASE("the replay-1k plan fits in memory with FlashAttention, with the events it had") {
+  const GpuCatalog catalog = GpuCatalog::load(data_directory() + "/models/gpus");
+  const Cluster cluster = load_cluster(
+      data_directory() + "/topologies/clusters/dgx-h100-128node.json", catalog.keys());
+  const TransformerConfig model =
+      load_transformer_config(data_directory() + "/models/configs/llama-3-70b.json");
+  const RunOptions plan = bench::llama3_70b_plan(512);
+  const RunResult fits = simulate_training(cluster, catalog, model, plan);
+  CHECK(fits.plan.dp == 16);
+  CHECK(fits.oom.empty());
+  RunOptions unfused = plan;
+  unfused.plan.flash_attention = false;
+  const RunResult before = simulate_training(cluster, catalog, model, unfused);
+  CHECK_FALSE(before.oom.empty());
   CHECK(fits.events == before.events);
 }

@@ -19,7 +19,7 @@
 
 namespace {
 
-using hetsim::bench::replay_plan;
+using hetsim::bench::llama3_70b_plan;
 using hetsim::bench::ScaledCluster;
 
 struct Case {
@@ -33,18 +33,18 @@ struct Case {
 // 4,096 GPUs.
 std::vector<Case> standard_cases(const std::string& data,
                                  std::vector<std::unique_ptr<ScaledCluster>>& scaled) {
-  // 1,024 GPUs: Llama-3-70B, TP8 x PP8 x DP16, 32 microbatches per replica.
+  // 1,024 GPUs: Llama-3-70B, TP8 x PP8 x DP16, 32 microbatches per replica (llama3_70b_plan).
   // 16,384 GPUs: Llama-3-405B, TP8 x PP16 x DP128 as in the Llama 3 paper (llama3_405b_16k_plan).
   std::vector<Case> cases{
-      {"1024-gpu llama-3-70b tp8 pp8 dp16", "topologies/clusters/dgx-h100-128node.json",
-       "models/configs/llama-3-70b.json", replay_plan(8, 8, 512, 8192, 0, 0)},
+      {"1024-gpu llama-3-70b tp8 pp8 dp16 flash", "topologies/clusters/dgx-h100-128node.json",
+       "models/configs/llama-3-70b.json", llama3_70b_plan(512)},
       {"16384-gpu llama-3-405b tp8 pp16 dp128 flash", "topologies/clusters/dgx-h100-2048node.json",
        "models/configs/llama-3-405b.json", hetsim::bench::llama3_405b_16k_plan()},
   };
   // Llama-3-70B, TP8 x PP8, 32 microbatches per replica, on 64 to 512 nodes, before the
   // 16,384-GPU case so that each case's peak RSS is its own high-water mark.
   // The same 1,024-GPU plan with ZeRO-3: a weight all-gather before every forward and backward.
-  hetsim::RunOptions zero3 = replay_plan(8, 8, 512, 8192, 0, 0);
+  hetsim::RunOptions zero3 = llama3_70b_plan(512);
   zero3.plan.zero_stage = 3;
   zero3.overlap_grad_reduce = true;
   cases.insert(cases.begin() + 1,
@@ -52,7 +52,7 @@ std::vector<Case> standard_cases(const std::string& data,
                 "models/configs/llama-3-70b.json", zero3});
   for (int nodes : {64, 128, 256, 512}) {
     scaled.push_back(std::make_unique<ScaledCluster>(data, nodes));
-    hetsim::RunOptions o = replay_plan(8, 8, 32 * nodes / 8, 8192, 0, 0);
+    hetsim::RunOptions o = llama3_70b_plan(32 * nodes / 8);
     o.overlap_grad_reduce = true;
     cases.insert(cases.end() - 1, {fmt::format("{}-gpu llama-3-70b bucketed flows", nodes * 8),
                                    scaled.back()->path(), "models/configs/llama-3-70b.json", o});
@@ -68,7 +68,7 @@ std::vector<Case> scaling_cases(const std::string& data,
   std::vector<Case> cases;
   for (int nodes = 128; nodes <= 8192; nodes *= 2) {
     scaled.push_back(std::make_unique<ScaledCluster>(data, nodes));
-    hetsim::RunOptions o = replay_plan(8, 8, 32 * nodes / 8, 8192, 0, 0);
+    hetsim::RunOptions o = llama3_70b_plan(32 * nodes / 8);
     o.overlap_grad_reduce = true;
     cases.push_back({fmt::format("{}-gpu llama-3-70b dp{}", nodes * 8, nodes / 8),
                      scaled.back()->path(), "models/configs/llama-3-70b.json", o});

@@ -55,6 +55,12 @@ RunOptions replay_plan(int tp, int pp, int gbs, int seq, int first_layers, int l
   return o;
 }
 
+RunOptions llama3_70b_plan(int gbs) {
+  RunOptions o = replay_plan(8, 8, gbs, 8192, 0, 0);
+  o.plan.flash_attention = true;
+  return o;
+}
+
 RunOptions llama3_405b_16k_plan() {
   RunOptions o = replay_plan(8, 16, 2048, 8192, 7, 7);
   o.plan.flash_attention = true;
@@ -106,10 +112,10 @@ std::vector<Scenario> standard_scenarios(const std::string& data_dir, const GpuC
   std::vector<Scenario> scenarios;
   // Llama-3-70B, TP8 x PP8 x DP16, 32 microbatches per replica, 1F1B.
   scenarios.push_back({"replay-1k",
-                       "1,024 GPUs: Llama-3-70B TP8 x PP8 x DP16, gbs 512, seq 8192, SP",
+                       "1,024 GPUs: Llama-3-70B TP8 x PP8 x DP16, gbs 512, seq 8192, SP, FlashAttention",
                        [&catalog, small] {
                          return replay_once(catalog, small, "models/configs/llama-3-70b.json",
-                                            replay_plan(8, 8, 512, 8192, 0, 0));
+                                            llama3_70b_plan(512));
                        }});
   // Llama-3-405B as the Llama 3 paper trains it on 16,384 GPUs (llama3_405b_16k_plan).
   scenarios.push_back({"replay-16k",

@@ -55,6 +55,12 @@ RunOptions replay_plan(int tp, int pp, int gbs, int seq, int first_layers, int l
 // interleaved schedule is left out, so that the replay keeps its event count.
 RunOptions llama3_405b_16k_plan();
 
+// Llama-3-70B with TP 8 x PP 8 (replay_plan, even split) and `gbs` 8,192-token sequences, with
+// fused attention as Meta trained it (arXiv:2407.21783, Sec. 3.3): without it every GPU of the
+// first stage would keep 8 microbatches' s^2 scores, 108.5 GiB of 80 at 1,024 GPUs; with it
+// 28.5 GiB. The replay-1k scenario and bench_replay's 70B cases (1,024 to 65,536 GPUs).
+RunOptions llama3_70b_plan(int gbs);
+
 // One whole replay (cluster load, plan checks, costing, replay) of `model` (relative to the data
 // directory) on the cluster file `cluster_file`; the GPU catalog is loaded once, beforehand.
 ScenarioRun replay_once(const GpuCatalog& catalog, const std::string& cluster_file,
