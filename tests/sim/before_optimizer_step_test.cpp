@@ -10,7 +10,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
 #include "sim/optimizer_sync.hpp"
@@ -26,15 +25,7 @@ constexpr double kNicLatencyS = 24e-6;
 
 // Two single-GPU H100 nodes: a pipeline of two ranks whose only route crosses the NICs.
 const Cluster& two_nodes() {
-  static const Cluster c = [] {
-    const std::string path = "/tmp/hetsim_sim_test_two_single_gpu_nodes.json";
-    std::ofstream(path) << R"({"name": "two-nodes", "sites": [{"name": "lab",
-      "fabric": {"latency_us": 0.0, "source": "test: the NIC latency includes the switch"},
-      "node_groups": [{"name": "node", "count": 2, "gpu": "h100-sxm", "gpus_per_node": 1,
-        "intra_node": {"bandwidth_GBps": 370, "latency_us": 8.0, "source": "test"},
-        "nic": {"bandwidth_Gbps": 100, "latency_us": 24.0, "source": "test"}}]}]})";
-    return load_cluster(path, test::shipped_catalog().keys());
-  }();
+  static const Cluster c = test::one_group_cluster("two-single-gpu-nodes", "h100-sxm", 2, 1, 370, 100);
   return c;
 }
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "base/error.hpp"
@@ -29,15 +28,7 @@ const Cluster& dgx_h100_4node() { return test::shipped_cluster("dgx-h100-4node")
 
 // Two H200s joined by NVLink, nothing else: the ring's only route.
 const Cluster& nvlink_pair() {
-  static const Cluster c = [] {
-    const std::string path = "/tmp/hetsim_sim_test_nvlink_pair.json";
-    std::ofstream(path) << R"({"name": "nvlink-pair", "sites": [{"name": "lab",
-      "fabric": {"latency_us": 0.0, "source": "test: never crossed"},
-      "node_groups": [{"name": "pair", "count": 1, "gpu": "h200", "gpus_per_node": 2,
-        "intra_node": {"bandwidth_GBps": 450, "latency_us": 8.0, "source": "test"},
-        "nic": {"bandwidth_Gbps": 400, "latency_us": 24.0, "source": "test"}}]}]})";
-    return load_cluster(path, shipped_catalog().keys());
-  }();
+  static const Cluster c = test::one_group_cluster("nvlink-pair", "h200", 1, 2, 450, 400);
   return c;
 }
 
