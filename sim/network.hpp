@@ -10,7 +10,6 @@
 // delivered L + S/B (+ the per-message overhead) after it starts: the data drains at the fair
 // rate, then the last byte travels the route's latency.
 #include <cstdint>
-#include <span>
 #include <utility>
 #include <vector>
 
@@ -72,8 +71,8 @@ class Network : public EventHandler {
                                   double extra_delay_s = 0);
 
   std::size_t active_flows() const { return active_count_; }
-  // Bytes that crossed each link so far, by link id (for per-link-class accounting).
-  std::vector<double> link_bytes() const;
+  // Bytes that crossed each link so far (for per-link-class accounting).
+  const std::vector<double>& link_bytes() const { return link_bytes_; }
   // Rate recomputations done and flows they touched (the cost of the incremental path).
   std::uint64_t recomputations() const { return recomputations_; }
   std::uint64_t flows_recomputed() const { return flows_recomputed_; }
@@ -97,29 +96,6 @@ class Network : public EventHandler {
     bool active = false;
     bool draining = false;
   };
-  // How many flow ids a link holds in its own cache line; more spill to overflow_flows_. Two
-  // covers the usual load of a replay's link (a send and a receive crossing it, or none).
-  static constexpr std::uint32_t kInlineFlows = 2;
-  // What starting, draining and re-rating a flow read and write per link of its route, in one
-  // 64-byte cache line: at 16k-64k GPUs the links no longer fit in cache, and separate vectors
-  // per field cost a miss each. The bandwidth steps, rarely read, stay in bandwidth_steps_.
-  struct alignas(64) Link {
-    double capacity = 0;  // bytes/s now
-    double latency_s = 0;
-    double bytes = 0;     // that crossed it so far
-    double left = 0;      // progressive filling: capacity not yet given out
-    std::uint32_t mark = 0;       // collect_component's epoch stamp
-    std::uint32_t unfrozen = 0;   // progressive filling: flows on it without a rate yet
-    std::uint32_t version = 0;    // progressive filling: heap entries of older versions are stale
-    std::uint32_t next_step = 0;  // index into bandwidth_steps_[link] of the next change
-    // The draining flows crossing it, once per crossing, in arrival order (a removal moves the
-    // last into the gap): in inline_flows while they fit, else all in overflow_flows_[link].
-    std::uint32_t flow_count = 0;
-    std::uint32_t inline_flows[kInlineFlows] = {};
-    bool has_steps = false;
-    bool step_pending = false;  // a kBandwidthStep event is in the queue
-  };
-  static_assert(sizeof(Link) == 64, "a link's hot state should fill one cache line");
   struct Share {  // a link's fair share during progressive filling (min-heap entry)
     double share;
     int link;
@@ -129,10 +105,6 @@ class Network : public EventHandler {
   static const std::vector<int>& route_of(const Flow& flow) {
     return flow.shared_route != nullptr ? *flow.shared_route : flow.own_route;
   }
-  std::span<const std::uint32_t> flows_on(int link) const;
-  void add_flow(int link, std::uint32_t flow);
-  // Removes one crossing of `flow` (the first listed), moving the last listed into its place.
-  void remove_flow(int link, std::uint32_t flow);
   // Takes a free flow slot and starts the flow on route_of(slot).
   std::uint32_t take_slot();
   bool start(std::uint32_t index, double bytes, std::uint64_t token, double extra_delay_s);
@@ -153,17 +125,24 @@ class Network : public EventHandler {
   std::uint32_t handler_id_;
   FlowListener& listener_;
   NetworkOptions options_;
-  std::vector<Link> links_;
-  std::vector<std::vector<BandwidthStep>> bandwidth_steps_;   // by link
-  std::vector<std::vector<std::uint32_t>> overflow_flows_;  // by link; see Link::flow_count
+  std::vector<LinkCapacity> links_;
+  std::vector<double> capacity_;                 // bytes/s now, by link
+  std::vector<std::uint32_t> next_step_;         // index into bandwidth_steps of the next change
+  std::vector<bool> step_pending_;               // a kBandwidthStep event is in the queue
+  std::vector<std::vector<std::uint32_t>> flows_on_link_;
+  std::vector<double> link_bytes_;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_slots_;
 
   // Scratch of the recomputation, reused so that no event allocates.
   std::vector<std::uint32_t> component_;
   std::vector<int> component_links_;
-  std::vector<std::uint32_t> flow_mark_;  // epoch stamps by flow
+  std::vector<std::uint32_t> flow_mark_;  // epoch stamps by flow / by link
+  std::vector<std::uint32_t> link_mark_;
   std::vector<std::uint32_t> frozen_mark_;
+  std::vector<double> link_left_;         // capacity not yet given out, by link
+  std::vector<std::uint32_t> link_unfrozen_;
+  std::vector<std::uint32_t> link_version_;
   std::vector<Share> heap_;
   std::vector<double> old_rate_;
   std::uint32_t epoch_ = 0;

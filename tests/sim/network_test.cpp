@@ -157,9 +157,9 @@ TEST_CASE("a link's bandwidth steps change the rate of the flows crossing it") {
   CHECK(engine.now() == 5.0);
 }
 
-TEST_CASE("a link with more flows than it holds inline, one crossing it twice, shares max-min") {
+TEST_CASE("a link crossed twice by one flow and once each by two others shares max-min") {
   // Link 0 (bandwidth c, latency L) carries A twice (route {0, 0}, 3S bytes), B (S) and C (2S),
-  // all started at 0: four crossings, more than a link keeps inline. Every crossing gets c/4, so
+  // all started at 0: four crossings, each taking a share. Every crossing gets c/4, so
   // B drains at 4S/c; then three crossings get c/3 and C's last S drains 3S/c later; then A,
   // alone on both crossings, gets c/2 for its last S: 2S/c more. A's latency counts twice.
   Engine engine;
