@@ -157,6 +157,27 @@ TEST_CASE("a link's bandwidth steps change the rate of the flows crossing it") {
   CHECK(engine.now() == 5.0);
 }
 
+TEST_CASE("a link crossed twice by one flow and once each by two others shares max-min") {
+  // Link 0 (bandwidth c, latency L) carries A twice (route {0, 0}, 3S bytes), B (S) and C (2S),
+  // all started at 0: four crossings, each taking a share. Every crossing gets c/4, so
+  // B drains at 4S/c; then three crossings get c/3 and C's last S drains 3S/c later; then A,
+  // alone on both crossings, gets c/2 for its last S: 2S/c more. A's latency counts twice.
+  Engine engine;
+  Arrivals arrivals(engine);
+  const double c = 10e9, latency = 1e-6, s = 1e8;
+  Network network(engine, {{c, latency}}, arrivals);
+  network.start_flow({0, 0}, 3 * s, 1);
+  network.start_flow({0}, s, 2);
+  network.start_flow({0}, 2 * s, 3);
+  engine.run();
+  check_close(arrivals.at[2], 4 * s / c + latency, "B: 4S/c + L");
+  check_close(arrivals.at[3], 4 * s / c + 3 * s / c + latency, "C: 4S/c + 3S/c + L");
+  check_close(arrivals.at[1], 4 * s / c + 3 * s / c + 2 * s / c + 2 * latency,
+              "A: 4S/c + 3S/c + 2S/c + 2L");
+  CHECK(network.link_bytes() == std::vector<double>{2 * 3 * s + s + 2 * s});
+  CHECK(network.active_flows() == 0);
+}
+
 TEST_CASE("incremental recomputation gives the same times as recomputing every flow") {
   // 300 flows with random routes over 200 links, started at random times: the incremental path
   // (only the connected component of a change) must agree with a global recomputation.
