@@ -163,4 +163,9 @@ double layer_recompute_transient_bytes(const TransformerConfig& model, const Par
 // microbatch on one GPU, without recompute; see activation_memory.cpp for the derivation.
 double moe_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
 
+// What multi-head latent attention keeps for backward between its down-projections' input and
+// its output projection (latents and their norms, Q, K, V, the context), per microbatch on one
+// GPU; see activation_memory.cpp.
+double latent_attention_projection_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+
 }  // namespace hetsim
