@@ -219,6 +219,9 @@ void read_latent_attention(const JsonInput& root, TransformerConfig& c) {
   a.qk_nope_head_dim = read_non_negative_int(root, "qk_nope_head_dim", kMaxHidden);
   a.qk_rope_head_dim = read_positive_int(root, "qk_rope_head_dim", kMaxHidden);
   a.v_head_dim = read_positive_int(root, "v_head_dim", kMaxHidden);
+  // Every head has its own key and value from the latent (transformers' DeepseekV3Attention reads
+  // no num_key_value_heads).
+  c.num_kv_heads = c.num_heads;
   const long long widest =
       static_cast<long long>(c.num_heads) *
       std::max(a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim);
@@ -415,7 +418,8 @@ TransformerConfig load_transformer_config(const std::string& path) {
                      "\"hidden_size\" (Llama/Mistral/Qwen2/GPT-NeoX) or \"n_embd\" (GPT-2)");
   }
   c.ignored_fields = ignored_fields_of(doc);
-  if (c.head_size == 0 && c.hidden_size % c.num_heads != 0) {
+  // MLA's heads have their own widths; the others split the hidden size unless head_dim is given.
+  if (!c.is_mla() && c.head_size == 0 && c.hidden_size % c.num_heads != 0) {
     root.at(root.has("n_embd") ? "n_head" : "num_attention_heads")
         .fail("a divisor of the hidden size " + std::to_string(c.hidden_size));
   }

@@ -163,3 +163,19 @@ TEST_CASE("bad MLA fields are InputErrors naming the file and JSON path") {
   CHECK(message_of(wide) == wide + ": /num_attention_heads: got 4; expected num_attention_heads (4) x the "
                                    "widest MLA head <= 1048576");
 }
+
+TEST_CASE("MLA heads: each head its own key and value whatever num_key_value_heads says; h need not split into heads") {
+  // transformers' DeepseekV3Attention reads no num_key_value_heads, and MLA's head widths are
+  // its own (qk_nope + qk_rope, v), so 60 / 8 need not divide.
+  const auto m = hetsim::load_transformer_config(write_temp("mla_heads", R"({"hidden_size": 60,
+      "num_attention_heads": 8, "num_key_value_heads": 1, "num_hidden_layers": 2,
+      "intermediate_size": 96, "vocab_size": 100, "kv_lora_rank": 8, "qk_nope_head_dim": 8,
+      "qk_rope_head_dim": 4, "v_head_dim": 6})"));
+  CHECK(m.num_kv_heads == 8);
+  CHECK(m.query_key_head_dim() == 12);
+  CHECK(m.value_head_dim() == 6);
+  // Without MLA the same shape is refused.
+  const auto plain = write_temp("mla_heads_plain", R"({"hidden_size": 60, "num_attention_heads": 8,
+      "num_hidden_layers": 2, "intermediate_size": 96, "vocab_size": 100})");
+  CHECK(message_of(plain) == plain + ": /num_attention_heads: got 8; expected a divisor of the hidden size 60");
+}
