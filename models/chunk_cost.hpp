@@ -91,7 +91,9 @@ struct ChunkCost {
 };
 
 // Every op costed by the roofline (models/roofline.hpp) and every TP collective by the ring
-// formula (models/tp_collectives.hpp): cost_chunk with no profile. `ep_links` are needed (a
+// formula (models/tp_collectives.hpp): cost_chunk with no profile. The span's layers are costed
+// as they are: DeepSeek's first dense layers as dense, the rest alike; the chunk holding the LM
+// head also runs the model's multi-token prediction depths. `ep_links` are needed (a
 // positive bandwidth) when plan.ep > 1: each MoE layer then does two all-to-alls in forward
 // (token dispatch and combine) and two in backward (ep_all_to_all_seconds). `cp_links` are
 // needed when plan.cp > 1: each layer's attention runs the context-parallel ring on them.
@@ -142,8 +144,9 @@ StaticMemory static_memory(double dense_params, double expert_params, const Para
 StaticMemory static_memory(double params, const ParallelPlan& plan);
 
 // Model FLOPs of one training iteration (forward + backward, no recompute), summed over all
-// layers, the LM head, all microbatches and all replicas: the numerator of MFU. A MoE layer
-// counts the FLOPs its tokens do (router, top-k experts, shared expert), i.e. active parameters.
+// layers (dense first layers as dense), the LM head and the multi-token prediction depths, all
+// microbatches and all replicas: the numerator of MFU. A MoE layer counts the FLOPs its tokens
+// do (router, top-k experts, shared expert), i.e. active parameters.
 double model_flops_per_iteration(const TransformerConfig& model, const ParallelPlan& plan);
 
 // Activation bytes one transformer layer keeps alive for backward, per microbatch on one GPU of

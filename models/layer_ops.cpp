@@ -178,7 +178,8 @@ void add_latent_attention_projections(const TransformerConfig& m, const Shape& x
 }
 
 void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<LayerOp>& ops) {
-  // Per GPU: a/t query heads, kv/t key/value heads of d. The score and context matmuls count the
+  // Per GPU: a/t query heads, kv/t key/value heads; queries and keys dk wide, values dv (both
+  // d without MLA). The score and context matmuls count the
   // full s x s square (Narayanan et al. 2021 count it so; no causal halving), s x w with a
   // sliding window w < s. With context parallelism s is the GPU's s/cp queries against the
   // keys of the whole sequence: 1/cp of the whole square, which causal load balancing makes
@@ -392,10 +393,10 @@ std::vector<LayerOp> mtp_input_ops(const TransformerConfig& model, const Paralle
     op.name = "mtp_" + op.name;
     ops.push_back(std::move(op));
   }
-  ops.push_back(norm_op("mtp_embedding_norm", NormKind::kRmsNorm, seq_h, x.e));
-  ops.push_back(norm_op("mtp_hidden_norm", NormKind::kRmsNorm, seq_h, x.e));
+  ops.push_back(norm_op("mtp_embedding_norm", model.norm, seq_h, x.e));
+  ops.push_back(norm_op("mtp_hidden_norm", model.norm, seq_h, x.e));
   // torch.cat copies both normalized tensors into one [b*s, 2h]; its backward hands out views
-  // of the gradient (no kernel).
+  // of the gradient (no kernel). A profile costs it on its one-pass elementwise "add" curve.
   LayerOp concat = memory_op("mtp_concat", KernelKind::kElementwise, 2 * seq_h, 2 * seq_h, 0, 0, x.e);
   concat.profile_kinds = {"add"};
   ops.push_back(concat);

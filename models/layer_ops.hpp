@@ -6,7 +6,8 @@
 // are column-parallel, attention output and MLP-down row-parallel; with sequence parallelism the
 // norms, dropouts and residual adds work on s/t of the tokens. A MoE layer replaces the MLP by a
 // router, the permuted tokens through the GPU's local experts (grouped GEMMs, expert width / tp)
-// and the shared expert, if any.
+// and the shared expert, if any. Multi-head latent attention (DeepSeek-V2/V3) replaces the QKV
+// GEMM by its duplicated down-projections, latent norms and head-split up-projections.
 #include <string>
 #include <vector>
 

@@ -79,6 +79,8 @@ struct TpSchedule {
 // exposed (no SP: one all-reduce; SP: all-gather + reduce-scatter). With a parallel residual
 // (GPT-NeoX) the two branch outputs are summed before one reduction: one output collective
 // forward (and with SP one output-gradient all-gather backward) for both branches.
+// With multi-head latent attention the attention branch's input collectives are those of its
+// q latent, kv latent and shared RoPE key instead of [b*s, h].
 TpSchedule layer_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan);
 
 // One multi-token prediction depth's input part (mtp_input_ops): the embedding's collectives,
