@@ -18,7 +18,7 @@ namespace {
 // routes over 256 experts; vocabularies reach about 256k. Bounded this way, every product the cost
 // model forms (heads x head_dim, h x ffn x layers, vocab x h) stays exact in an int or a double,
 // and no count can size an allocation beyond memory.
-constexpr long long kMaxHidden = 1LL << 20;  // hidden_size, head_dim, heads x head_dim
+constexpr long long kMaxHidden = 1LL << 20;  // hidden_size, head_dims, heads x head_dim, MLA ranks
 constexpr long long kMaxCount = 1LL << 16;   // layers, attention and key-value heads, experts
 constexpr long long kMaxFfn = 1LL << 22;     // intermediate (MLP and expert) widths
 constexpr long long kMaxRows = 1LL << 24;    // vocabulary, learned positions
