@@ -9,7 +9,8 @@
 //   full            2sbh (2sbh/t with SP)
 // and the same components give GQA (smaller K, V), SwiGLU (two MLP intermediates), models
 // without dropout (no masks, no dropout output) and FlashAttention (no s^2 tensors). A MoE
-// layer's expert part is counted by moe_activation_bytes (below). With context parallelism s is
+// layer's expert part is counted by moe_activation_bytes, multi-head latent attention's tensors by
+// latent_attention_projection_bytes (below). With context parallelism s is
 // a GPU's s/cp tokens (Korthikanti's formulas with s/cp; the attention scores of its queries span
 // every key), so every term divides by cp.
 #include "models/chunk_cost.hpp"
@@ -30,16 +31,20 @@ double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan
 
   if (plan.recompute == Recompute::kFull) return e * sbh * region;  // the layer input only
 
-  const double kv_ratio = static_cast<double>(model.num_kv_heads) / model.num_heads;
   const double mask = model.has_dropout ? 1.0 : 0.0;  // dropout masks: 1 byte per element
   double bytes = 0;
   // Attention block.
   bytes += e * sbh * region;                  // input-norm input
-  bytes += e * sbh * region;                  // QKV GEMM input (norm output)
-  const double sbq = s * b * model.num_heads * model.head_dim();  // Q or context elements
-  bytes += e * sbq / t;                       // Q (for QK^T)
-  bytes += 2 * e * sbq * kv_ratio / t;        // K and V
-  bytes += e * sbq / t;                       // attention-output GEMM input (context)
+  bytes += e * sbh * region;                  // QKV (MLA: down-projection) GEMM input
+  if (model.is_mla()) {
+    bytes += latent_attention_projection_bytes(model, plan);
+  } else {
+    const double kv_ratio = static_cast<double>(model.num_kv_heads) / model.num_heads;
+    const double sbq = s * b * model.num_heads * model.head_dim();  // Q or context elements
+    bytes += e * sbq / t;                     // Q (for QK^T)
+    bytes += 2 * e * sbq * kv_ratio / t;      // K and V
+    bytes += e * sbq / t;                     // attention-output GEMM input (context)
+  }
   bytes += mask * sbh * region;               // post-attention dropout mask
   if (plan.recompute == Recompute::kNone) {
     const double a = model.num_heads;
@@ -66,6 +71,29 @@ double layer_activation_bytes(const TransformerConfig& model, const ParallelPlan
     bytes += e * sbf / t;                     // MLP-down GEMM input
   }
   bytes += mask * sbh * region;               // post-MLP dropout mask
+  return bytes;
+}
+
+// MLA's tensors between the down-projections' input and the output projection, each one a
+// backward kernel reads (Megatron-core's MLASelfAttention; the ops of models/layer_ops.cpp):
+//  - the query latent (q-latent RMSNorm input) and its normalized copy (q up-projection input),
+//    b*s x q_lora_rank each, on the sequence-parallel shard (the up-projection keeps its
+//    input sharded and gathers it again in backward, as the QKV GEMM's input with SP);
+//  - the key/value latent and its normalized copy, b*s x kv_lora_rank each, likewise; the
+//    shared RoPE key is not kept (RoPE's backward rotates the gradient back, reading nothing);
+//  - Q and K, heads/t x (qk_nope + qk_rope) per token, and V, heads/t x v_head (the attention
+//    core's inputs), and the context, heads/t x v_head (the output projection's input).
+// No query latent (q_lora_rank 0): the query projection reads the norm output kept above.
+double latent_attention_projection_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
+  const double sb = static_cast<double>(plan.micro_batch_size) * plan.local_seq_length();
+  const double t = plan.tp;
+  const double e = activation_element_bytes(plan.dtype);
+  const double region = plan.sequence_parallel ? 1.0 / t : 1.0;
+  const double heads = model.num_heads;
+  const LatentAttention& a = model.mla;
+  double bytes = 2 * e * sb * (a.q_lora_rank + a.kv_lora_rank) * region;  // latents, normed
+  bytes += 2 * e * sb * heads * model.query_key_head_dim() / t;            // Q, K
+  bytes += 2 * e * sb * heads * model.value_head_dim() / t;                // V, context
   return bytes;
 }
 

@@ -186,7 +186,8 @@ struct LayerParams {
 };
 
 // Parameters of one layer held by one GPU: GEMM weights (and column-parallel biases) sharded by
-// tp; norms, row-parallel biases, the router and the shared-expert gate replicated; of the
+// tp; norms, row-parallel biases, the router, the shared-expert gate and MLA's down-projections
+// with their latent norms replicated; of the
 // routed experts the num_experts / ep local ones, each sharded by tp (Megatron-core's expert
 // tensor parallelism defaults to tp).
 LayerParams layer_params_per_gpu(const TransformerConfig& m, const ParallelPlan& plan) {
@@ -194,12 +195,112 @@ LayerParams layer_params_per_gpu(const TransformerConfig& m, const ParallelPlan&
   // Row-parallel biases: attention-out, and MLP-down in a dense layer.
   const double row_biases = !m.linear_bias ? 0.0 : m.is_moe() ? h : 2.0 * h;
   const double shared_gate = m.shared_expert_gate ? h : 0.0;
-  const double replicated = m.norm_params() + row_biases + m.router_params() + shared_gate;
+  const double replicated = m.norm_params() + row_biases + m.router_params() + shared_gate +
+                            m.attention_replicated_params();
   const double sharded = m.layer_params() - m.layer_expert_params() - replicated;
   LayerParams p;
   p.expert = m.layer_expert_params() / plan.ep / plan.tp;
   p.total = sharded / plan.tp + replicated + p.expert;
   return p;
+}
+
+// Adds to `c` what `count` layers alike of `model` cost (a MoE model's dense first layers come
+// as its dense_layer_model()): op times with their TP, EP and CP communication, recompute,
+// FLOPs, activation bytes and parameters.
+void add_layers(const TransformerConfig& model, int count, const ParallelPlan& plan,
+                const GpuSpec& gpu, const TpCosts& tp, const calibration::Profile* profile,
+                CostSources* sources, const ExpertParallelLinks& ep_links,
+                const ContextParallelLinks& cp_links, ChunkCost& c) {
+  const double layers = count;
+  // FP8 (--fp8-format) runs the layers' linear GEMMs only; the embedding and LM head stay bf16.
+  const TimedOps layer_ops = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype,
+                                      profile, count, sources, fp8_linears(plan));
+  const PassTimes& layer = layer_ops.sums;
+  const TpComm comm = schedule_cost(layer_tp_schedule(model, plan), layer_ops, tp, count);
+  // Expert parallelism: token dispatch and combine all-to-alls in forward, their mirrors (the
+  // gradients of the combine, then of the dispatch) in backward.
+  const double ep_comm =
+      model.is_moe()
+          ? 2 * ep_all_to_all_seconds(ep_all_to_all_bytes(model, plan), plan.ep, ep_links)
+          : 0.0;
+  // Context parallelism: the ring's exposed transfers beside the attention core.
+  const ContextParallelRing ring =
+      context_parallel_ring(model, plan, layer.core_forward_s, layer.core_backward_s, cp_links);
+  const double cp_forward = ring.forward.exposed_s;
+  c.forward_s += layers * (layer.forward_s + comm.forward_s + ep_comm + cp_forward);
+  c.backward_input_s +=
+      layers * (layer.backward_input_s + comm.backward_s + ep_comm + ring.backward.exposed_s);
+  if (plan.fp8 != Fp8Format::kNone) {
+    c.forward_s += fp8_scale_update_seconds(layer_ops.ops, layers, false, gpu);
+    c.backward_input_s += fp8_scale_update_seconds(layer_ops.ops, layers, true, gpu);
+  }
+  c.backward_weight_s += layers * layer.backward_weight_s;
+  c.backward_overlap_s += layers * comm.wgrad_hidden_s;
+  c.tp_comm_forward_s += layers * comm.forward_s;
+  c.tp_comm_backward_s += layers * comm.backward_s;
+  c.tp_bytes_forward += layers * comm.forward_bytes;
+  c.tp_bytes_backward += layers * comm.backward_bytes;
+  c.ep_comm_forward_s += layers * ep_comm;
+  c.ep_comm_backward_s += layers * ep_comm;
+  c.cp_comm_forward_s += layers * cp_forward;
+  c.cp_comm_backward_s += layers * ring.backward.exposed_s;
+  c.cp_bytes_forward += layers * ring.forward.bytes_sent;
+  c.cp_bytes_backward += layers * ring.backward.bytes_sent;
+  c.forward_flops += layers * layer.forward_flops;
+  c.backward_input_flops += layers * layer.backward_input_flops;
+  c.backward_weight_flops += layers * layer.backward_weight_flops;
+  switch (plan.recompute) {
+    case Recompute::kNone: break;
+    case Recompute::kSelective:  // Korthikanti: the attention core's forward again in backward
+      c.recompute_s += layers * (layer.core_forward_s + cp_forward);
+      c.recompute_flops += layers * layer.core_forward_flops;
+      break;
+    case Recompute::kFull:  // the whole layer forward again, its TP and EP collectives included
+      c.recompute_s += layers * (layer.forward_s + comm.forward_s + ep_comm + cp_forward);
+      c.recompute_flops += layers * layer.forward_flops;
+      break;
+  }
+  c.activation_bytes += layers * layer_activation_bytes(model, plan);
+  c.weight_grad_bytes += layers * layer_weight_grad_bytes(model, plan);
+  if (count > 0) {
+    c.backward_transient_bytes =
+        std::max(c.backward_transient_bytes,
+                 layer_recompute_transient_bytes(model, plan) + ring.backward_buffer_bytes);
+  }
+  const LayerParams layer_params = layer_params_per_gpu(model, plan);
+  c.params += layers * layer_params.total;
+  c.expert_params += layers * layer_params.expert;
+}
+
+// The multi-token prediction depths on the chunk holding the LM head (Megatron-core places them
+// on the last pipeline stage): each depth's input part, its transformer layer, and the shared LM
+// head with its loss again; `add_end` adds ops and their collectives as for the embedding and
+// LM head. Parameters: the norms (replicated) and the projection (split by tp) of each depth,
+// its layer's, and, on a stage without the input embedding, Megatron's copy of the embedding
+// table there (its gradient all-reduced with the first stage's, as tied embeddings are).
+template <typename AddEnd>
+void add_multi_token_prediction(const TransformerConfig& model, const ParallelPlan& plan,
+                                const GpuSpec& gpu, const ChunkSpan& span, const TpCosts& tp,
+                                const calibration::Profile* profile, CostSources* sources,
+                                const ExpertParallelLinks& ep_links,
+                                const ContextParallelLinks& cp_links, const AddEnd& add_end,
+                                ChunkCost& c) {
+  const double h = model.hidden_size;
+  for (int depth = 0; depth < model.mtp_depth; ++depth) {
+    add_end(mtp_input_ops(model, plan), mtp_input_tp_schedule(model, plan));
+    add_end(lm_head_ops(model, plan), lm_head_tp_schedule(model, plan));
+  }
+  add_layers(model, model.mtp_depth, plan, gpu, tp, profile, sources, ep_links, cp_links, c);
+  c.layers += model.mtp_depth;
+  c.activation_bytes += model.mtp_depth * (mtp_input_activation_bytes(model, plan) +
+                                           lm_head_activation_bytes(model, plan));
+  c.weight_grad_bytes += model.mtp_depth * (mtp_input_weight_grad_bytes(model, plan) +
+                                            lm_head_weight_grad_bytes(model, plan));
+  c.params += model.mtp_depth * (3 * model.final_norm_params() + 2 * h * h / plan.tp);
+  // (Tied embeddings already put that copy there as the LM head's weights.)
+  if (!span.has_embedding && !model.tied_embeddings) {
+    c.params += static_cast<double>(model.vocab_size) * h / plan.tp;
+  }
 }
 
 }  // namespace
@@ -230,70 +331,20 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
   check_inputs(model, plan, gpu, span, tp_links, ep_links, cp_links);
   ChunkCost c;
   c.layers = span.num_layers;
-  const double layers = span.num_layers;
   const int t = plan.tp;
   const double e = activation_element_bytes(plan.dtype);
   const double act_bytes = e * plan.micro_batch_size * plan.local_seq_length() *
                            model.hidden_size;  // the whole [b*s, h] tensor
 
-  // Transformer layers.
+  // Transformer layers: DeepSeek's first dense layers held by the chunk, then its layers alike.
   const TpCosts tp(t, tp_links, profile, sources);
-  // FP8 (--fp8-format) runs the layers' linear GEMMs only; the embedding and LM head stay bf16.
-  const TimedOps layer_ops = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype,
-                                      profile, span.num_layers, sources, fp8_linears(plan));
-  const PassTimes& layer = layer_ops.sums;
-  const TpComm comm = schedule_cost(layer_tp_schedule(model, plan), layer_ops, tp, span.num_layers);
-  // Expert parallelism: token dispatch and combine all-to-alls in forward, their mirrors (the
-  // gradients of the combine, then of the dispatch) in backward.
-  const double ep_comm =
-      model.is_moe()
-          ? 2 * ep_all_to_all_seconds(ep_all_to_all_bytes(model, plan), plan.ep, ep_links)
-          : 0.0;
-  // Context parallelism: the ring's exposed transfers beside the attention core.
-  const ContextParallelRing ring =
-      context_parallel_ring(model, plan, layer.core_forward_s, layer.core_backward_s, cp_links);
-  const double cp_forward = ring.forward.exposed_s;
-  c.forward_s = layers * (layer.forward_s + comm.forward_s + ep_comm + cp_forward);
-  c.backward_input_s =
-      layers * (layer.backward_input_s + comm.backward_s + ep_comm + ring.backward.exposed_s);
-  if (plan.fp8 != Fp8Format::kNone) {
-    c.forward_s += fp8_scale_update_seconds(layer_ops.ops, layers, false, gpu);
-    c.backward_input_s += fp8_scale_update_seconds(layer_ops.ops, layers, true, gpu);
+  const int dense_layers = model.first_dense_layers_in(span.first_layer, span.num_layers);
+  if (dense_layers > 0) {
+    add_layers(model.dense_layer_model(), dense_layers, plan, gpu, tp, profile, sources, ep_links,
+               cp_links, c);
   }
-  c.backward_weight_s = layers * layer.backward_weight_s;
-  c.backward_overlap_s = layers * comm.wgrad_hidden_s;
-  c.tp_comm_forward_s = layers * comm.forward_s;
-  c.tp_comm_backward_s = layers * comm.backward_s;
-  c.tp_bytes_forward = layers * comm.forward_bytes;
-  c.tp_bytes_backward = layers * comm.backward_bytes;
-  c.ep_comm_forward_s = layers * ep_comm;
-  c.ep_comm_backward_s = layers * ep_comm;
-  c.cp_comm_forward_s = layers * cp_forward;
-  c.cp_comm_backward_s = layers * ring.backward.exposed_s;
-  c.cp_bytes_forward = layers * ring.forward.bytes_sent;
-  c.cp_bytes_backward = layers * ring.backward.bytes_sent;
-  c.forward_flops = layers * layer.forward_flops;
-  c.backward_input_flops = layers * layer.backward_input_flops;
-  c.backward_weight_flops = layers * layer.backward_weight_flops;
-  switch (plan.recompute) {
-    case Recompute::kNone: break;
-    case Recompute::kSelective:  // Korthikanti: the attention core's forward again in backward
-      c.recompute_s = layers * (layer.core_forward_s + cp_forward);
-      c.recompute_flops = layers * layer.core_forward_flops;
-      break;
-    case Recompute::kFull:  // the whole layer forward again, its TP and EP collectives included
-      c.recompute_s = layers * (layer.forward_s + comm.forward_s + ep_comm + cp_forward);
-      c.recompute_flops = layers * layer.forward_flops;
-      break;
-  }
-  c.activation_bytes = layers * layer_activation_bytes(model, plan);
-  c.weight_grad_bytes = layers * layer_weight_grad_bytes(model, plan);
-  if (span.num_layers > 0)
-    c.backward_transient_bytes =
-        layer_recompute_transient_bytes(model, plan) + ring.backward_buffer_bytes;
-  const LayerParams layer_params = layer_params_per_gpu(model, plan);
-  c.params = layers * layer_params.total;
-  c.expert_params = layers * layer_params.expert;
+  add_layers(model, span.num_layers - dense_layers, plan, gpu, tp, profile, sources, ep_links,
+             cp_links, c);
 
   // The embedding and the LM head: their ops and collectives, added to the chunk's.
   const auto add_end = [&](std::vector<LayerOp> ops, const TpSchedule& schedule) {
@@ -328,6 +379,8 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
       c.params += static_cast<double>(model.vocab_size) * model.hidden_size / t;
     }
     c.params += model.final_norm_params();
+    if (model.mtp_depth > 0) add_multi_token_prediction(model, plan, gpu, span, tp, profile, sources,
+                                                        ep_links, cp_links, add_end, c);
   }
   c.output_bytes = act_bytes;
   // Scatter/gather: a received slice is all-gathered over the tensor-parallel group before the
@@ -416,12 +469,27 @@ double model_flops_per_iteration(const TransformerConfig& model, const ParallelP
   whole.cp = 1;
   whole.sequence_parallel = false;
   double per_microbatch = 0;
-  for (const LayerOp& op : transformer_layer_ops(model, whole)) {
-    per_microbatch +=
-        model.num_layers * (op.forward.flops + op.backward_input.flops + op.backward_weight.flops);
-  }
+  const auto add_layers_of = [&](const TransformerConfig& layer_model, int layers) {
+    for (const LayerOp& op : transformer_layer_ops(layer_model, whole)) {
+      per_microbatch +=
+          layers * (op.forward.flops + op.backward_input.flops + op.backward_weight.flops);
+    }
+  };
+  // DeepSeek's first dense layers, then the model's layers alike.
+  if (model.first_dense_layers > 0) add_layers_of(model.dense_layer_model(), model.first_dense_layers);
+  add_layers_of(model, model.num_layers - model.first_dense_layers);
   for (const LayerOp& op : lm_head_ops(model, whole)) {
     per_microbatch += op.forward.flops + op.backward_input.flops + op.backward_weight.flops;
+  }
+  // Multi-token prediction: per depth its projection, one more layer, the LM head again.
+  if (model.mtp_depth > 0) {
+    add_layers_of(model, model.mtp_depth);
+    for (const auto& ops : {mtp_input_ops(model, whole), lm_head_ops(model, whole)}) {
+      for (const LayerOp& op : ops) {
+        per_microbatch += model.mtp_depth *
+                          (op.forward.flops + op.backward_input.flops + op.backward_weight.flops);
+      }
+    }
   }
   const double microbatches_all_replicas =
       static_cast<double>(plan.global_batch_size) / plan.micro_batch_size;

@@ -91,7 +91,9 @@ struct ChunkCost {
 };
 
 // Every op costed by the roofline (models/roofline.hpp) and every TP collective by the ring
-// formula (models/tp_collectives.hpp): cost_chunk with no profile. `ep_links` are needed (a
+// formula (models/tp_collectives.hpp): cost_chunk with no profile. The span's layers are costed
+// as they are: DeepSeek's first dense layers as dense, the rest alike; the chunk holding the LM
+// head also runs the model's multi-token prediction depths. `ep_links` are needed (a
 // positive bandwidth) when plan.ep > 1: each MoE layer then does two all-to-alls in forward
 // (token dispatch and combine) and two in backward (ep_all_to_all_seconds). `cp_links` are
 // needed when plan.cp > 1: each layer's attention runs the context-parallel ring on them.
@@ -142,8 +144,9 @@ StaticMemory static_memory(double dense_params, double expert_params, const Para
 StaticMemory static_memory(double params, const ParallelPlan& plan);
 
 // Model FLOPs of one training iteration (forward + backward, no recompute), summed over all
-// layers, the LM head, all microbatches and all replicas: the numerator of MFU. A MoE layer
-// counts the FLOPs its tokens do (router, top-k experts, shared expert), i.e. active parameters.
+// layers (dense first layers as dense), the LM head and the multi-token prediction depths, all
+// microbatches and all replicas: the numerator of MFU. A MoE layer counts the FLOPs its tokens
+// do (router, top-k experts, shared expert), i.e. active parameters.
 double model_flops_per_iteration(const TransformerConfig& model, const ParallelPlan& plan);
 
 // Activation bytes one transformer layer keeps alive for backward, per microbatch on one GPU of
@@ -162,5 +165,10 @@ double layer_recompute_transient_bytes(const TransformerConfig& model, const Par
 // permuted expert inputs, expert intermediates and outputs, shared-expert intermediates), per
 // microbatch on one GPU, without recompute; see activation_memory.cpp for the derivation.
 double moe_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+
+// What multi-head latent attention keeps for backward between its down-projections' input and
+// its output projection (latents and their norms, Q, K, V, the context), per microbatch on one
+// GPU; see activation_memory.cpp.
+double latent_attention_projection_bytes(const TransformerConfig& model, const ParallelPlan& plan);
 
 }  // namespace hetsim

@@ -7,8 +7,11 @@
 namespace hetsim {
 
 double context_parallel_kv_block_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
-  return 2.0 * plan.micro_batch_size * plan.local_seq_length() * model.num_kv_heads *
-         model.head_dim() * activation_element_bytes(plan.dtype) / plan.tp;
+  // K and V of the GPU's kv heads: 2 x head_dim each, or MLA's query/key and value widths.
+  const double widths = model.is_mla() ? model.query_key_head_dim() + model.value_head_dim()
+                                       : 2.0 * model.head_dim();
+  return widths * plan.micro_batch_size * plan.local_seq_length() * model.num_kv_heads *
+         activation_element_bytes(plan.dtype) / plan.tp;
 }
 
 RingPass ring_attention_pass(double core_s, double block_bytes, int cp,

@@ -48,6 +48,7 @@ namespace {
 // Shapes of one microbatch on one GPU of the tensor-parallel group.
 struct Shape {
   double b, s, h, a, kv, d, f, v, t;
+  double dk, dv;     // query/key and value head widths: d, or MLA's qk_nope + qk_rope and v
   double keys;       // keys each query attends to: the whole sequence, or the sliding window
   double cp;         // context-parallel size: s above is this GPU's seq_length / cp tokens
   double tokens;     // b*s: rows of the attention and dense-MLP GEMMs
@@ -67,6 +68,8 @@ Shape shape_of(const TransformerConfig& m, const ParallelPlan& p) {
   x.a = m.num_heads;
   x.kv = m.num_kv_heads;
   x.d = m.head_dim();
+  x.dk = m.query_key_head_dim();
+  x.dv = m.value_head_dim();
   x.f = m.ffn_hidden_size;
   x.v = m.vocab_size;
   x.t = p.tp;
@@ -141,17 +144,54 @@ LayerOp parallel_residual_op(bool dropout, double elements, double e) {
   return op;
 }
 
+// Multi-head latent attention's projections up to the attention core, as Megatron-core's
+// MLASelfAttention runs them. The down-projections (h -> q_lora_rank, h -> kv_lora_rank +
+// qk_rope) are duplicated on every TP rank and run on the sequence-parallel shard of the tokens;
+// their latents' RMSNorms too; the up-projections (q_lora_rank -> heads (nope + rope),
+// kv_lora_rank -> heads (nope + v)) are column-parallel over the heads, on all b*s tokens (the
+// latents are gathered over TP first with SP; models/tp_collectives.cpp). Without a query latent
+// the query projection is column-parallel from the hidden state.
+void add_latent_attention_projections(const TransformerConfig& m, const Shape& x,
+                                      std::vector<LayerOp>& ops) {
+  const LatentAttention& a = m.mla;
+  if (a.q_lora_rank > 0) {
+    ops.push_back(linear_op("q_down_proj", x.seq_tokens, x.h, a.q_lora_rank, x.ge));
+    ops.push_back(norm_op("q_latent_norm", NormKind::kRmsNorm, x.seq_tokens * a.q_lora_rank, x.e));
+    ops.push_back(linear_op("q_up_proj", x.tokens, a.q_lora_rank, x.a * x.dk / x.t, x.ge));
+  } else {
+    ops.push_back(linear_op("q_proj", x.tokens, x.h, x.a * x.dk / x.t, x.ge));
+  }
+  ops.push_back(linear_op("kv_down_proj", x.seq_tokens, x.h, a.kv_lora_rank + a.qk_rope_head_dim, x.ge));
+  ops.push_back(norm_op("kv_latent_norm", NormKind::kRmsNorm, x.seq_tokens * a.kv_lora_rank, x.e));
+  ops.push_back(linear_op("kv_up_proj", x.tokens, a.kv_lora_rank,
+                          x.a * (a.qk_nope_head_dim + a.v_head_dim) / x.t, x.ge));
+  // RoPE on the queries' rope part and on the key's shared rope part, then the per-head query
+  // and key of nope + rope assembled (Megatron-core: apply_rotary_pos_emb, then torch.cat):
+  // forward reads the query, the keys' nope parts and the shared rope key, writes Q and K;
+  // backward reads dQ and dK, writes the gradients of what it read (the shared key's summed
+  // over the heads).
+  const double qk = x.tokens * x.a * x.dk / x.t;
+  const double read = qk + x.tokens * x.a * a.qk_nope_head_dim / x.t + x.tokens * a.qk_rope_head_dim;
+  LayerOp rope = memory_op("mla_rope", KernelKind::kElementwise, read, 2 * qk, 2 * qk, read, x.e);
+  rope.profile_kinds = {"rope"};
+  ops.push_back(rope);
+}
+
 void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<LayerOp>& ops) {
-  // Per GPU: a/t query heads, kv/t key/value heads of d. The score and context matmuls count the
+  // Per GPU: a/t query heads, kv/t key/value heads; queries and keys dk wide, values dv (both
+  // d without MLA). The score and context matmuls count the
   // full s x s square (Narayanan et al. 2021 count it so; no causal halving), s x w with a
   // sliding window w < s. With context parallelism s is the GPU's s/cp queries against the
   // keys of the whole sequence: 1/cp of the whole square, which causal load balancing makes
   // each rank's share of the causal work too (models/context_parallel.hpp).
-  const double q = x.tokens * x.a * x.d / x.t;
-  const double kv = x.tokens * x.kv * x.d / x.t;
-  const double out = q;
-  const double matmul_flops = 2.0 * x.b * x.s * x.keys * x.a * x.d / x.t;  // each of QK^T and PV
-  const AttentionShape shape{x.b, x.a / x.t, x.s * x.cp, x.d, 1 / x.cp};
+  const double q = x.tokens * x.a * x.dk / x.t;
+  const double k = x.tokens * x.kv * x.dk / x.t;
+  const double v = x.tokens * x.kv * x.dv / x.t;
+  const double out = x.tokens * x.a * x.dv / x.t;
+  // QK^T over the query/key width, PV over the value width (both d without MLA).
+  const double scores_flops = 2.0 * x.b * x.s * x.keys * x.a * x.dk / x.t;
+  const double context_flops = 2.0 * x.b * x.s * x.keys * x.a * x.dv / x.t;
+  const AttentionShape shape{x.b, x.a / x.t, x.s * x.cp, x.dk, 1 / x.cp};
   if (flash) {
     // One fused kernel: reads Q, K, V, writes O and the fp32 row log-sum-exp; backward reads
     // Q, K, V, O, dO, writes dQ, dK, dV. FLOPs: forward QK^T and PV; backward twice that.
@@ -162,8 +202,9 @@ void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<La
     op.attention = shape;
     op.attention_core = true;
     const double lse = 4.0 * x.b * x.a * x.s / x.t;
-    op.forward = {2 * matmul_flops, x.e * (q + 2 * kv + out) + lse};
-    op.backward_input = {4 * matmul_flops, x.e * (2 * q + 4 * kv + 2 * out) + lse};
+    op.forward = {scores_flops + context_flops, x.e * (q + (k + v) + out) + lse};
+    op.backward_input = {2 * (scores_flops + context_flops),
+                         x.e * (2 * q + 2 * (k + v) + 2 * out) + lse};
     ops.push_back(op);
     return;
   }
@@ -174,8 +215,8 @@ void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<La
   qk.op_class = OpClass::kAttention;
   qk.attention = shape;
   qk.attention_core = true;
-  qk.forward = {matmul_flops, x.e * (q + kv + scores)};
-  qk.backward_input = {2 * matmul_flops, x.e * (2 * scores + 2 * q + 2 * kv)};  // dQ = dS K, dK = dS^T Q
+  qk.forward = {scores_flops, x.e * (q + k + scores)};
+  qk.backward_input = {2 * scores_flops, x.e * (2 * scores + 2 * q + 2 * k)};  // dQ = dS K, dK = dS^T Q
   ops.push_back(qk);
   LayerOp softmax = memory_op("softmax", KernelKind::kElementwise, scores, scores, 2 * scores, scores, x.e);
   softmax.op_class = OpClass::kAttention;  // measured with QK^T and PV as one attention core
@@ -193,8 +234,8 @@ void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<La
   pv.op_class = OpClass::kAttention;
   pv.attention = shape;
   pv.attention_core = true;
-  pv.forward = {matmul_flops, x.e * (scores + kv + out)};
-  pv.backward_input = {2 * matmul_flops, x.e * (out + kv + scores + scores + out + kv)};  // dP, dV
+  pv.forward = {context_flops, x.e * (scores + v + out)};
+  pv.backward_input = {2 * context_flops, x.e * (out + v + scores + scores + out + v)};  // dP, dV
   ops.push_back(pv);
 }
 
@@ -277,9 +318,13 @@ std::vector<LayerOp> transformer_layer_ops(const TransformerConfig& model, const
   const bool dropout = model.has_dropout;
   std::vector<LayerOp> ops;
   ops.push_back(norm_op("input_norm", model.norm, seq_h, x.e));
-  ops.push_back(linear_op("qkv_proj", x.tokens, x.h, (x.a + 2 * x.kv) * x.d / x.t, x.ge));
+  if (model.is_mla()) {
+    add_latent_attention_projections(model, x, ops);
+  } else {
+    ops.push_back(linear_op("qkv_proj", x.tokens, x.h, (x.a + 2 * x.kv) * x.d / x.t, x.ge));
+  }
   add_attention_core(x, plan.flash_attention, dropout, ops);
-  ops.push_back(linear_op("attention_out_proj", x.tokens, x.a * x.d / x.t, x.h, x.ge));
+  ops.push_back(linear_op("attention_out_proj", x.tokens, x.a * x.dv / x.t, x.h, x.ge));
   if (!model.parallel_residual) ops.push_back(residual_connection("attention", dropout, seq_h, x.e));
   ops.push_back(norm_op("post_attention_norm", model.norm, seq_h, x.e));
   if (model.is_moe()) {
@@ -340,6 +385,25 @@ std::vector<LayerOp> lm_head_ops(const TransformerConfig& model, const ParallelP
   return ops;
 }
 
+std::vector<LayerOp> mtp_input_ops(const TransformerConfig& model, const ParallelPlan& plan) {
+  const Shape x = shape_of(model, plan);
+  const double seq_h = x.seq_tokens * x.h;
+  std::vector<LayerOp> ops;
+  for (LayerOp& op : embedding_ops(model, plan)) {
+    op.name = "mtp_" + op.name;
+    ops.push_back(std::move(op));
+  }
+  ops.push_back(norm_op("mtp_embedding_norm", model.norm, seq_h, x.e));
+  ops.push_back(norm_op("mtp_hidden_norm", model.norm, seq_h, x.e));
+  // torch.cat copies both normalized tensors into one [b*s, 2h]; its backward hands out views
+  // of the gradient (no kernel). A profile costs it on its one-pass elementwise "add" curve.
+  LayerOp concat = memory_op("mtp_concat", KernelKind::kElementwise, 2 * seq_h, 2 * seq_h, 0, 0, x.e);
+  concat.profile_kinds = {"add"};
+  ops.push_back(concat);
+  ops.push_back(linear_op("mtp_eh_proj", x.tokens, 2 * x.h, x.h / x.t, x.ge));
+  return ops;
+}
+
 double embedding_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
   // Korthikanti section 4.3: the embedding dropout keeps its mask, sbh (sbh/t with SP).
   if (!model.has_dropout) return 0.0;
@@ -361,14 +425,31 @@ double lm_head_activation_bytes(const TransformerConfig& model, const ParallelPl
 double layer_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
   const Shape x = shape_of(model, plan);
   const double seq_h = x.e * x.seq_tokens * x.h;  // QKV and MLP-up inputs (sharded with SP)
-  const double out_proj_input = x.e * x.tokens * x.a * x.d / x.t;
-  if (!model.is_moe()) return 2 * seq_h + out_proj_input + x.e * x.tokens * x.f / x.t;
+  // MLA: the down-projections' one input, then the latents the up-projections read (sharded
+  // with SP as the QKV input is; the query latent absent without q_lora_rank, where the query
+  // projection reads the hidden state the down-projection does).
+  const double attention_input =
+      model.is_mla() ? seq_h + x.e * x.seq_tokens * (model.mla.q_lora_rank + model.mla.kv_lora_rank)
+                     : seq_h;
+  const double out_proj_input = x.e * x.tokens * x.a * x.dv / x.t;
+  if (!model.is_moe()) return attention_input + seq_h + out_proj_input + x.e * x.tokens * x.f / x.t;
   // MoE: the router (and shared-expert up) input is the same tensor as a dense MLP-up input;
   // the experts' up input is the permuted rows, their down input the activation output.
   const double expert_up_input = x.e * x.routed_rows * x.h;
   const double expert_down_input = x.e * x.routed_rows * x.fe / x.t;
   const double shared_down_input = x.e * x.tokens * x.fs / x.t;
-  return 2 * seq_h + out_proj_input + expert_up_input + expert_down_input + shared_down_input;
+  return attention_input + seq_h + out_proj_input + expert_up_input + expert_down_input +
+         shared_down_input;
+}
+
+double mtp_input_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
+  const Shape x = shape_of(model, plan);
+  return x.e * x.seq_tokens * x.h * (1 + 1 + 2);  // embedding-norm, hidden-norm, projection inputs
+}
+
+double mtp_input_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan) {
+  const Shape x = shape_of(model, plan);
+  return 2 * x.e * x.seq_tokens * x.h;  // the projection's [b*s, 2h] input
 }
 
 double lm_head_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan) {

@@ -6,7 +6,8 @@
 // are column-parallel, attention output and MLP-down row-parallel; with sequence parallelism the
 // norms, dropouts and residual adds work on s/t of the tokens. A MoE layer replaces the MLP by a
 // router, the permuted tokens through the GPU's local experts (grouped GEMMs, expert width / tp)
-// and the shared expert, if any.
+// and the shared expert, if any. Multi-head latent attention (DeepSeek-V2/V3) replaces the QKV
+// GEMM by its duplicated down-projections, latent norms and head-split up-projections.
 #include <string>
 #include <vector>
 
@@ -77,16 +78,25 @@ LayerOp memory_op(std::string name, KernelKind kind, double read, double written
 std::vector<LayerOp> transformer_layer_ops(const TransformerConfig& model, const ParallelPlan& plan);
 std::vector<LayerOp> embedding_ops(const TransformerConfig& model, const ParallelPlan& plan);
 std::vector<LayerOp> lm_head_ops(const TransformerConfig& model, const ParallelPlan& plan);
+// What one multi-token prediction depth adds before its transformer layer (Megatron-core's
+// MultiTokenPredictionLayer): the next tokens' embedding lookup, the embedding and hidden-state
+// RMSNorms, their concatenation and the 2h -> h projection (column-parallel). Its transformer
+// layer is transformer_layer_ops, its head and loss lm_head_ops.
+std::vector<LayerOp> mtp_input_ops(const TransformerConfig& model, const ParallelPlan& plan);
 
 // Activation bytes of the first stage's embedding (dropout mask) and of the last stage's output
 // layer (final-norm and LM-head inputs, fp32 logits of the cross entropy), Korthikanti et al.
 // 2022, section 4.3.
 double embedding_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
 double lm_head_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+// What mtp_input_ops keep for backward, one depth: the two norms' inputs and the projection's
+// input (the concatenated [b*s, 2h], sharded with SP).
+double mtp_input_activation_bytes(const TransformerConfig& model, const ParallelPlan& plan);
 
 // Of a layer's stored activations, the GEMM inputs: what the weight-gradient pass (W) still
 // reads after the input-gradient pass (B), one microbatch on one GPU.
 double layer_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan);
 double lm_head_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan);
+double mtp_input_weight_grad_bytes(const TransformerConfig& model, const ParallelPlan& plan);
 
 }  // namespace hetsim

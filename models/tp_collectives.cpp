@@ -91,6 +91,25 @@ void add_branch_output(TpSchedule& s, bool sp, double bytes) {
   if (sp) s.backward.push_back(exposed(TpCollective::kAllGather, bytes));
 }
 
+// Multi-head latent attention (Megatron-core's MLASelfAttention): the duplicated down-projections
+// need no collective; the column-parallel up-projections take their latents as a column-parallel
+// GEMM takes its input (gathered over TP with SP, their gradients reduced), and the shared RoPE
+// key likewise (gather_from_sequence_parallel_region with SP), beside no GEMM. Without a query
+// latent, the query projection takes the hidden state.
+void add_latent_attention_inputs(TpSchedule& s, const TransformerConfig& model,
+                                 const ParallelPlan& plan) {
+  const bool sp = plan.sequence_parallel;
+  const double per_width = activation_tensor_bytes(model, plan) / model.hidden_size;
+  const LatentAttention& a = model.mla;
+  if (a.q_lora_rank > 0) {
+    add_branch_input(s, sp, per_width * a.q_lora_rank, "q_up_proj");
+  } else {
+    add_branch_input(s, sp, activation_tensor_bytes(model, plan), "q_proj");
+  }
+  add_branch_input(s, sp, per_width * a.kv_lora_rank, "kv_up_proj");
+  add_branch_input(s, sp, per_width * a.qk_rope_head_dim, "");
+}
+
 }  // namespace
 
 TpSchedule layer_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan) {
@@ -101,7 +120,11 @@ TpSchedule layer_tp_schedule(const TransformerConfig& model, const ParallelPlan&
   const std::string mlp_gemm = model.is_moe()                  ? ""
                                : model.mlp == MlpKind::kSwiGlu ? "mlp_gate_up_proj"
                                                                : "mlp_up_proj";
-  add_branch_input(s, sp, bytes, "qkv_proj");
+  if (model.is_mla()) {
+    add_latent_attention_inputs(s, model, plan);
+  } else {
+    add_branch_input(s, sp, bytes, "qkv_proj");
+  }
   add_branch_output(s, sp, bytes);
   add_branch_input(s, sp, bytes, mlp_gemm);
   if (!model.parallel_residual) add_branch_output(s, sp, bytes);
@@ -112,6 +135,17 @@ TpSchedule embedding_tp_schedule(const TransformerConfig& model, const ParallelP
   TpSchedule s;
   if (plan.tp <= 1) return s;
   add_branch_output(s, plan.sequence_parallel, activation_tensor_bytes(model, plan));
+  return s;
+}
+
+TpSchedule mtp_input_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan) {
+  TpSchedule s = embedding_tp_schedule(model, plan);
+  if (plan.tp <= 1) return s;
+  const bool sp = plan.sequence_parallel;
+  const double bytes = activation_tensor_bytes(model, plan);
+  add_branch_input(s, sp, 2 * bytes, "mtp_eh_proj");
+  s.forward.push_back(exposed(TpCollective::kAllGather, bytes));
+  if (sp) s.backward.push_back(exposed(TpCollective::kAllGather, bytes));
   return s;
 }
 

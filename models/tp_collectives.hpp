@@ -79,7 +79,15 @@ struct TpSchedule {
 // exposed (no SP: one all-reduce; SP: all-gather + reduce-scatter). With a parallel residual
 // (GPT-NeoX) the two branch outputs are summed before one reduction: one output collective
 // forward (and with SP one output-gradient all-gather backward) for both branches.
+// With multi-head latent attention the attention branch's input collectives are those of its
+// q latent, kv latent and shared RoPE key instead of [b*s, h].
 TpSchedule layer_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan);
+
+// One multi-token prediction depth's input part (mtp_input_ops): the embedding's collectives,
+// then the 2h -> h projection, column-parallel on the concatenated [b*s, 2h] (gathered with SP,
+// its gradient reduced), whose h/t-wide output is all-gathered over TP (Megatron-core's
+// gather_from_tensor_model_parallel_region; with SP scattered again, whose backward gathers).
+TpSchedule mtp_input_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan);
 
 // The vocabulary-parallel embedding: its partial outputs are all-reduced (reduce-scattered with
 // SP, whose backward all-gathers the gradient).

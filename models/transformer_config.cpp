@@ -1,6 +1,8 @@
-// Reading HuggingFace config.json files (Llama/Mistral/Qwen2, GPT-NeoX, GPT-2/GPT-3 field names).
+// Reading HuggingFace config.json files (Llama/Mistral/Qwen2, GPT-NeoX, GPT-2/GPT-3, Mixtral,
+// Qwen-MoE and DeepSeek-V2/V3 field names).
 #include "models/transformer_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -16,7 +18,7 @@ namespace {
 // routes over 256 experts; vocabularies reach about 256k. Bounded this way, every product the cost
 // model forms (heads x head_dim, h x ffn x layers, vocab x h) stays exact in an int or a double,
 // and no count can size an allocation beyond memory.
-constexpr long long kMaxHidden = 1LL << 20;  // hidden_size, head_dim, heads x head_dim
+constexpr long long kMaxHidden = 1LL << 20;  // hidden_size, head_dims, heads x head_dim, MLA ranks
 constexpr long long kMaxCount = 1LL << 16;   // layers, attention and key-value heads, experts
 constexpr long long kMaxFfn = 1LL << 22;     // intermediate (MLP and expert) widths
 constexpr long long kMaxRows = 1LL << 24;    // vocabulary, learned positions
@@ -65,7 +67,14 @@ bool known_key(const std::string& key) {
       "n_ctx", "use_cache", "output_router_logits", "pretraining_tp", "scale_attn_weights",
       "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
       "summary_first_dropout", "task_specific_params", "classifier_dropout", "use_sliding_window",
-      "max_window_layers", "attention_dropout", "hidden_dropout",
+      "max_window_layers", "attention_dropout", "hidden_dropout", "auto_map",
+      // DeepSeek-V2/V3: the routing's scoring function, top-k method, scaling and normalization
+      // of the chosen weights and its auxiliary-loss weights change no FLOP or byte hetsim counts
+      // (the router's logits are costed alike); ep_size is transformers' inference hint (the plan
+      // sets expert parallelism); quantization_config describes the released checkpoint's fp8
+      // weights (the plan sets the training precision).
+      "scoring_func", "topk_method", "routed_scaling_factor", "norm_topk_prob", "aux_loss_alpha",
+      "seq_aux", "ep_size", "quantization_config",
       // read
       "n_embd", "n_head", "n_layer", "n_inner", "n_positions", "vocab_size", "resid_pdrop",
       "attn_pdrop", "embd_pdrop", "tie_word_embeddings", "activation_function", "hidden_size",
@@ -73,7 +82,9 @@ bool known_key(const std::string& key) {
       "hidden_act", "attention_bias", "head_dim", "sliding_window", "use_parallel_residual",
       "rotary_pct", "num_local_experts", "num_experts", "num_experts_per_tok",
       "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step",
-      "mlp_only_layers"};
+      "mlp_only_layers", "n_routed_experts", "n_shared_experts", "first_k_dense_replace",
+      "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+      "v_head_dim", "num_nextn_predict_layers"};
   for (const char* k : kKnown)
     if (key == k) return true;
   return false;
@@ -89,6 +100,9 @@ std::vector<std::string> ignored_fields_of(const nlohmann::json& doc) {
                value.get<std::string>().rfind("gelu", 0) != 0) {
       ignored.push_back("activation_function: \"" + value.get<std::string>() +
                         "\" is costed as GeLU");
+    } else if (key == "n_group" || key == "topk_group") {
+      ignored.push_back(key + ": group-limited routing is not modeled (all-to-alls are costed with "
+                              "tokens spread evenly over the whole expert-parallel group)");
     } else if (!known_key(key)) {
       ignored.push_back(key + ": not modeled");
     }
@@ -152,17 +166,80 @@ void read_hidden_size_family(const JsonInput& root, TransformerConfig& c) {
   c.tied_embeddings = root.boolean_or("tie_word_embeddings", !neox);
 }
 
+// DeepSeek-MoE as transformers' DeepseekV3Config names it: n_routed_experts experts of
+// moe_intermediate_size, n_shared_experts shared ones every token goes through without a gate
+// (costed as one shared expert n_shared_experts times as wide, as Megatron-core's
+// moe_shared_expert_intermediate_size fuses them), and the first first_k_dense_replace layers
+// dense with intermediate_size. moe_layer_freq > 1 interleaves dense layers among the MoE ones,
+// which is not modeled.
+void read_deepseek_moe(const JsonInput& root, TransformerConfig& c) {
+  for (const char* other : {"num_local_experts", "num_experts"}) {
+    if (has_non_null(root, other)) {
+      root.at(other).fail("no second expert count next to \"n_routed_experts\"");
+    }
+  }
+  c.num_experts = read_non_negative_int(root, "n_routed_experts", kMaxCount);
+  if (c.num_experts == 0) return;
+  c.experts_per_token = read_positive_int(root, "num_experts_per_tok", kMaxCount);
+  if (c.experts_per_token > c.num_experts) {
+    root.at("num_experts_per_tok")
+        .fail("an integer <= n_routed_experts (" + std::to_string(c.num_experts) + ")");
+  }
+  c.expert_ffn_hidden_size = read_positive_int(root, "moe_intermediate_size", kMaxFfn);
+  const long long shared =
+      has_non_null(root, "n_shared_experts") ? read_non_negative_int(root, "n_shared_experts", kMaxCount) : 0;
+  if (shared * c.expert_ffn_hidden_size > kMaxFfn) {
+    root.at("n_shared_experts")
+        .fail("n_shared_experts x moe_intermediate_size <= " + std::to_string(kMaxFfn));
+  }
+  c.shared_expert_ffn_hidden_size = static_cast<int>(shared * c.expert_ffn_hidden_size);
+  if (root.integer_or("moe_layer_freq", 1) != 1) {
+    root.at("moe_layer_freq")
+        .fail("1 (every layer after the first_k_dense_replace ones MoE; dense layers among MoE "
+              "ones are not modeled)");
+  }
+  c.first_dense_layers = has_non_null(root, "first_k_dense_replace")
+                             ? read_non_negative_int(root, "first_k_dense_replace", kMaxCount)
+                             : 0;
+  if (c.first_dense_layers >= c.num_layers) {
+    root.at("first_k_dense_replace")
+        .fail("an integer < num_hidden_layers (" + std::to_string(c.num_layers) +
+              "), leaving a MoE layer");
+  }
+}
+
+// Multi-head latent attention, present when kv_lora_rank is: the head widths are required;
+// q_lora_rank null or absent means no query latent (DeepSeek-V2-Lite).
+void read_latent_attention(const JsonInput& root, TransformerConfig& c) {
+  if (!has_non_null(root, "kv_lora_rank")) return;
+  LatentAttention& a = c.mla;
+  a.kv_lora_rank = read_positive_int(root, "kv_lora_rank", kMaxHidden);
+  a.q_lora_rank =
+      has_non_null(root, "q_lora_rank") ? read_non_negative_int(root, "q_lora_rank", kMaxHidden) : 0;
+  a.qk_nope_head_dim = read_non_negative_int(root, "qk_nope_head_dim", kMaxHidden);
+  a.qk_rope_head_dim = read_positive_int(root, "qk_rope_head_dim", kMaxHidden);
+  a.v_head_dim = read_positive_int(root, "v_head_dim", kMaxHidden);
+  // Every head has its own key and value from the latent (transformers' DeepseekV3Attention reads
+  // no num_key_value_heads).
+  c.num_kv_heads = c.num_heads;
+  const long long widest =
+      static_cast<long long>(c.num_heads) *
+      std::max(a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim);
+  if (widest > kMaxHidden) {
+    root.at("num_attention_heads")
+        .fail("num_attention_heads (" + std::to_string(c.num_heads) +
+              ") x the widest MLA head <= " + std::to_string(kMaxHidden));
+  }
+}
+
 // Mixture-of-Experts fields, as transformers' MixtralConfig, Qwen2MoeConfig and Qwen3MoeConfig
 // name them. Mixtral: num_local_experts experts as wide as intermediate_size. Qwen-MoE:
 // num_experts experts of moe_intermediate_size, plus (Qwen2-MoE) a shared expert of
 // shared_expert_intermediate_size with a sigmoid gate. An expert count of 0 means dense.
 void read_moe(const JsonInput& root, TransformerConfig& c) {
-  if (root.has("n_routed_experts")) {
-    // DeepSeek-MoE keeps its first layers dense and DeepSeek-V2/V3 use latent attention (MLA);
-    // counting them as uniform MoE layers would be silently wrong.
-    root.at("n_routed_experts")
-        .fail("no DeepSeek-MoE field (dense first layers and MLA are not modeled); "
-              "\"num_local_experts\" (Mixtral) or \"num_experts\" (Qwen-MoE)");
+  if (has_non_null(root, "n_routed_experts")) {
+    read_deepseek_moe(root, c);
+    return;
   }
   const bool mixtral = has_non_null(root, "num_local_experts");
   const bool qwen = has_non_null(root, "num_experts");
@@ -203,8 +280,43 @@ double mlp_weight_params(const TransformerConfig& c, double ffn) {
 
 }  // namespace
 
+int TransformerConfig::first_dense_layers_in(int first, int count) const {
+  return std::clamp(first_dense_layers - first, 0, count);
+}
+
+TransformerConfig TransformerConfig::dense_layer_model() const {
+  TransformerConfig dense = *this;
+  dense.num_experts = 0;
+  dense.experts_per_token = 0;
+  dense.expert_ffn_hidden_size = 0;
+  dense.shared_expert_ffn_hidden_size = 0;
+  dense.shared_expert_gate = false;
+  dense.first_dense_layers = 0;
+  return dense;
+}
+
+double TransformerConfig::attention_replicated_params() const {
+  if (!is_mla()) return 0.0;
+  const double h = hidden_size;
+  const double q_down = mla.q_lora_rank > 0 ? h * mla.q_lora_rank + mla.q_lora_rank : 0.0;
+  const double kv_down = h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.kv_lora_rank;
+  return q_down + kv_down;  // weights and the latent RMSNorms' scales
+}
+
 double TransformerConfig::attention_params() const {
   const double h = hidden_size;
+  if (is_mla()) {
+    // DeepSeek-V2 section 2.1: W^DQ (h x d_c'), W^UQ and W^QR (d_c' x heads(nope + rope)),
+    // W^DKV and W^KR (h x (d_c + rope)), W^UK and W^UV (d_c x heads(nope + v)), W^O
+    // (heads v x h); no biases.
+    const double heads = num_heads;
+    const double q_in = mla.q_lora_rank > 0 ? mla.q_lora_rank : h;
+    const double q_up = q_in * heads * query_key_head_dim();
+    const double kv_up = static_cast<double>(mla.kv_lora_rank) * heads *
+                         (mla.qk_nope_head_dim + mla.v_head_dim);
+    const double out = heads * mla.v_head_dim * h;
+    return attention_replicated_params() + q_up + kv_up + out;
+  }
   const double qkv_out = static_cast<double>(num_heads + 2 * num_kv_heads) * head_dim();
   const double weights = h * qkv_out + static_cast<double>(num_heads) * head_dim() * h;
   return weights + (linear_bias ? qkv_out + h : 0.0);
@@ -249,8 +361,21 @@ double TransformerConfig::layer_active_params() const {
 }
 
 double TransformerConfig::active_params() const {
-  return num_layers * layer_active_params() + embedding_params() + lm_head_params() +
-         final_norm_params();
+  return first_dense_layers * dense_layer_model().layer_active_params() +
+         (num_layers - first_dense_layers) * layer_active_params() + embedding_params() +
+         lm_head_params() + final_norm_params() + mtp_depth * mtp_module_active_params();
+}
+
+// Megatron-core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (2h -> h, no bias), the
+// transformer layer, final_layernorm.
+double TransformerConfig::mtp_module_params() const {
+  const double h = hidden_size;
+  return 3 * final_norm_params() + 2 * h * h + layer_params();
+}
+
+double TransformerConfig::mtp_module_active_params() const {
+  const double h = hidden_size;
+  return 3 * final_norm_params() + 2 * h * h + layer_active_params();
 }
 
 double TransformerConfig::embedding_params() const {
@@ -267,7 +392,9 @@ double TransformerConfig::final_norm_params() const {
 }
 
 double TransformerConfig::total_params() const {
-  return num_layers * layer_params() + embedding_params() + lm_head_params() + final_norm_params();
+  return first_dense_layers * dense_layer_model().layer_params() +
+         (num_layers - first_dense_layers) * layer_params() + embedding_params() +
+         lm_head_params() + final_norm_params() + mtp_depth * mtp_module_params();
 }
 
 TransformerConfig load_transformer_config(const std::string& path) {
@@ -282,12 +409,17 @@ TransformerConfig load_transformer_config(const std::string& path) {
   } else if (root.has("hidden_size")) {
     read_hidden_size_family(root, c);
     read_moe(root, c);
+    read_latent_attention(root, c);
+    if (has_non_null(root, "num_nextn_predict_layers")) {
+      c.mtp_depth = read_non_negative_int(root, "num_nextn_predict_layers", kMaxCount);
+    }
   } else {
     throw InputError(path, "/hidden_size", "nothing (missing)",
                      "\"hidden_size\" (Llama/Mistral/Qwen2/GPT-NeoX) or \"n_embd\" (GPT-2)");
   }
   c.ignored_fields = ignored_fields_of(doc);
-  if (c.head_size == 0 && c.hidden_size % c.num_heads != 0) {
+  // MLA's heads have their own widths; the others split the hidden size unless head_dim is given.
+  if (!c.is_mla() && c.head_size == 0 && c.hidden_size % c.num_heads != 0) {
     root.at(root.has("n_embd") ? "n_head" : "num_attention_heads")
         .fail("a divisor of the hidden size " + std::to_string(c.hidden_size));
   }

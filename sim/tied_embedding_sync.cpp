@@ -23,7 +23,8 @@ std::set<int> ranks_holding(const Timetable& timetable, int stage) {
 TiedEmbeddingSync tied_embedding_sync(const Cluster& cluster, const TransformerConfig& model, const ParallelPlan& plan,
                                       const Placement& placement, const Timetable& timetable, double wan_compression) {
   TiedEmbeddingSync sync;
-  if (!model.tied_embeddings) return sync;
+  // Multi-token prediction keeps a copy of the embedding on the LM head's stage too.
+  if (!model.tied_embeddings && model.mtp_depth == 0) return sync;
   const std::set<int> embedding = ranks_holding(timetable, 0);
   const std::set<int> lm_head = ranks_holding(timetable, timetable.stages() - 1);
   if (embedding.size() != 1 || lm_head.size() != 1 || *embedding.begin() == *lm_head.begin()) return sync;

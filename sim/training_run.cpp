@@ -131,7 +131,9 @@ ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalo
                                 const TransformerConfig& model, const ParallelPlan& plan,
                                 const Placement& placement, int memory_limit) {
   const auto gpus = placement.tensor_parallel_gpus(0);
-  const ChunkSpan span{0, std::max(1, model.num_layers / plan.pp), false, false};
+  // A middle stage starts past DeepSeek's dense first layers (0 for other models).
+  const int layers = std::max(1, model.num_layers / plan.pp);
+  const ChunkSpan span{std::min(model.first_dense_layers, model.num_layers - layers), layers, false, false};
   const ChunkCost cost = cost_chunk(model, plan, catalog.at(cluster.gpu(gpus.front()).gpu_type), span,
                                     tensor_parallel_links(cluster, gpus),
                                     expert_parallel_links(cluster, plan, placement, 0),
@@ -375,8 +377,10 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
         const ExpertParallelLinks ep_links = expert_parallel_links(cluster, plan, placement, worker);
         const ContextParallelLinks cp_links = context_parallel_links(cluster, placement, worker);
         const GpuSpec& spec = catalog.at(type);
-        it->second = {cost_chunk(model, plan, spec, ChunkSpan{0, 1, false, false}, links, ep_links, cp_links),
-                      cost_chunk(model, plan, spec, ChunkSpan{0, 1, first, last}, links, ep_links, cp_links)};
+        // One layer as most of the model's are: past DeepSeek's dense first layers (0 for others).
+        const int typical = std::min(model.first_dense_layers, model.num_layers - 1);
+        it->second = {cost_chunk(model, plan, spec, ChunkSpan{typical, 1, false, false}, links, ep_links, cp_links),
+                      cost_chunk(model, plan, spec, ChunkSpan{typical, 1, first, last}, links, ep_links, cp_links)};
       }
       const ChunkCost& layer = it->second.first;
       const ChunkCost& with_ends = it->second.second;
@@ -417,7 +421,9 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
   const int layers = std::max(1, model.num_layers / plan.pp);
   PlacementTraffic traffic;
   for (int rank = 0; rank < plan.pp; ++rank) {
-    const ChunkCost cost = cost_chunk(model, plan, spec, ChunkSpan{0, layers, rank == 0, rank + 1 == plan.pp},
+    // The rank's share of an even split (DeepSeek's dense first layers on the first rank).
+    const int first_layer = std::min(rank * layers, model.num_layers - layers);
+    const ChunkCost cost = cost_chunk(model, plan, spec, ChunkSpan{first_layer, layers, rank == 0, rank + 1 == plan.pp},
                                       tp_links, ep_links);
     // Reduced once every sync_every steps.
     traffic.gradient_bytes.push_back(cost.params * bytes_per_param(plan).gradients / sync_every);

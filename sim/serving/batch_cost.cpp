@@ -61,6 +61,11 @@ ReplicaCost::ReplicaCost(const TransformerConfig& model, Dtype dtype, int tp,
   if (model.is_moe())
     throw PlanError(fmt::format("serve: {} is a Mixture-of-Experts model; serving costs dense models only",
                                 model.name));
+  // MLA's decode reads a latent KV cache (kv_lora_rank + qk_rope per token, DeepSeek-V2 section
+  // 2.1.2), not heads x head_dim keys and values; its serving costs are not modeled.
+  if (model.is_mla())
+    throw PlanError(fmt::format("serve: {} uses multi-head latent attention; serving costs standard "
+                                "attention only", model.name));
   if (tp < 1 || model.num_heads % tp != 0)
     throw PlanError(fmt::format("serve: tp {} must divide the {} attention heads of {}", tp,
                                 model.num_heads, model.name));

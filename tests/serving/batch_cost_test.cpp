@@ -141,6 +141,10 @@ TEST_CASE("models and splits serving cannot cost are refused") {
   CHECK_THROWS_WITH_AS(ReplicaCost(mixtral, Dtype::kBf16, 1, {a100}), doctest::Contains("Mixture-of-Experts"),
                        PlanError);
   const TransformerConfig llama = shipped_model("llama-3-8b.json");
+  TransformerConfig latent = llama;  // a dense model with DeepSeek-V3's latent attention
+  latent.mla = {1536, 512, 128, 64, 128};
+  CHECK_THROWS_WITH_AS(ReplicaCost(latent, Dtype::kBf16, 1, {a100}),
+                       doctest::Contains("uses multi-head latent attention"), PlanError);
   CHECK_THROWS_WITH_AS(ReplicaCost(llama, Dtype::kBf16, 3, {a100}),
                        doctest::Contains("tp 3 must divide the 32 attention heads"), PlanError);
   CHECK_THROWS_WITH_AS(ReplicaCost(llama, Dtype::kBf16, 1, std::vector<StageHardware>(33, a100)),

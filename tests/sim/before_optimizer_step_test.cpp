@@ -91,6 +91,20 @@ TEST_CASE("no tied-embedding all-reduce when the embeddings are untied or one ra
   CHECK(run(tied, one_rank).tied_embedding_ranks[0] == -1);
 }
 
+TEST_CASE("multi-token prediction: the last stage's embedding copy is all-reduced with the first's, as tied embeddings are") {
+  // Megatron-core's MTP looks up the next tokens' embedding on the last stage, so untied
+  // embeddings still need the embedding group's all-reduce of S = vocab x hidden x 4 B.
+  TransformerConfig untied = test::shipped_model("llama-3.2-1b");
+  untied.tied_embeddings = false;
+  untied.mtp_depth = 1;
+  const RunResult r = run(untied, pipeline_of_two());
+  const double bytes = static_cast<double>(untied.vocab_size) * untied.hidden_size * 4;
+  CHECK(r.tied_embedding_ranks[0] == 0);
+  CHECK(r.tied_embedding_ranks[1] == 1);
+  CHECK(r.tied_embedding_bytes_per_gpu == doctest::Approx(bytes).epsilon(1e-12));
+  CHECK(r.tied_embedding_reduce_s == doctest::Approx(bytes / kNicBytesPerS + 2 * kNicLatencyS).epsilon(1e-9));
+}
+
 TEST_CASE("pipeline ranks step their optimizer together, after the gradient norm's all-reduce") {
   TransformerConfig untied = test::shipped_model("llama-3.2-1b");
   untied.tied_embeddings = false;
