@@ -4,6 +4,7 @@
 // identical runs.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/training_run.hpp"
 
@@ -16,6 +17,9 @@ struct RunContext {
   int gpus = 0;
   double wall_s = 0;
   std::string trace_file;  // empty when no trace was written
+  // The model config's fields hetsim does not model, as "key: why" (TransformerConfig::
+  // ignored_fields): listed in both reports when there are any.
+  std::vector<std::string> ignored_config_fields = {};
 };
 
 nlohmann::json run_report_json(const RunResult& result, const RunContext& context);

@@ -31,6 +31,10 @@ TEST_CASE("DeepSeek-V3 runs with DualPipe, ep 8 and 61 layers split 15,16,16,14;
   b.erase("wall_s");
   CHECK(a.dump() == b.dump());
   CHECK(a["plan"]["layers_per_stage"] == nlohmann::json::array({15, 16, 16, 14}));
+  // Group-limited routing is not modelled, and the report says so.
+  REQUIRE(a["ignored_config_fields"].size() == 2);
+  CHECK(a["ignored_config_fields"][0].get<std::string>().rfind("n_group: ", 0) == 0);
+  CHECK(a["ignored_config_fields"][1].get<std::string>().rfind("topk_group: ", 0) == 0);
   CHECK(a["bubble_fraction_per_rank"].size() == 4);
   const double mfu = a["mfu"].get<double>();
   MESSAGE("DeepSeek-V3, 32 H100s: iteration " << a["iteration_time_s"].get<double>() << " s, MFU " << mfu);
@@ -52,4 +56,21 @@ TEST_CASE("DeepSeek-V3 runs with DualPipe, ep 8 and 61 layers split 15,16,16,14;
   const double actual = a["model_flops_per_iteration"].get<double>();
   MESSAGE("model FLOPs: expected " << expected << ", actual " << actual);
   CHECK(std::abs(actual - expected) / expected < 1e-12);
+}
+
+TEST_CASE("the text report and validate list the config fields hetsim does not model") {
+  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-ignored-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string model = std::string(HETSIM_SOURCE_DIR) + "/models/configs/deepseek-v3.json";
+  REQUIRE(shell(std::string(HETSIM_BINARY) + " run --model " + model +
+                " --tp 1 --pp 4 --vpp 2 --ep 8 --layers-per-stage 15,16,16,14 --schedule dualpipe --gbs 64 "
+                "--seq-length 4096 --use-flash-attn --use-distributed-optimizer --recompute-granularity full > " +
+                (dir / "run.txt").string()) == 0);
+  REQUIRE(shell(std::string(HETSIM_BINARY) + " validate " + model + " > " + (dir / "validate.txt").string()) == 0);
+  const std::string run = hetsim::test::slurp(dir / "run.txt");
+  const std::string validate = hetsim::test::slurp(dir / "validate.txt");
+  std::filesystem::remove_all(dir);
+  CHECK(run.find("config field not modelled    n_group: group-limited routing") != std::string::npos);
+  CHECK(run.find("config field not modelled    topk_group: ") != std::string::npos);
+  CHECK(validate.find("not modelled: n_group: ") != std::string::npos);
 }

@@ -61,7 +61,8 @@ void run(RunCommandArgs& command) {
   const RunResult result = simulate_training(cluster, catalog, model, options, trace.get());
   log->info("replayed {} events, {} transfers; layers per stage {}", result.events, result.transfers,
             fmt::join(result.layers_per_stage, ","));
-  RunContext context{args.cluster, args.model, model.name, cluster.gpu_count(), 0, command.trace};
+  RunContext context{args.cluster, args.model, model.name, cluster.gpu_count(), 0, command.trace,
+                     model.ignored_fields};
   context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   // Checked in both output modes, and before the trace lands, so a figure that is not finite
   // leaves no output behind.

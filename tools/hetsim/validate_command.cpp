@@ -61,6 +61,7 @@ void validate_file(const std::string& path) {
     const TransformerConfig m = load_transformer_config(path);
     fmt::print("{}: valid model \"{}\": {} layers, hidden {}, {:.3g}B parameters\n", path, m.name,
                m.num_layers, m.hidden_size, m.total_params() / 1e9);
+    for (const std::string& field : m.ignored_fields) fmt::print("  not modelled: {}\n", field);
   } else {
     root.fail("a cluster (\"sites\"), a model config (\"hidden_size\"/\"n_embd\"), a timetable "
               "(\"ops\") or a trace (\"traceEvents\")");

@@ -69,7 +69,7 @@ nlohmann::json run_point(const SweepSpec& spec, std::size_t index, JobCache& cac
     const RunResult result = simulate_training(cluster, cache.catalog(), model, options);
     nlohmann::json report = run_report_json(
         result,
-        RunContext{job.args.cluster, job.args.model, model.name, cluster.gpu_count(), 0, ""});
+        RunContext{job.args.cluster, job.args.model, model.name, cluster.gpu_count(), 0, "", model.ignored_fields});
     report.erase("wall_s");
     require_finite_report(report);  // as run --json does: the point's error, never a null
     line["report"] = std::move(report);
