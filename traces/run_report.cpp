@@ -182,6 +182,8 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
     report["context_parallel"] = {{"exposed_s_per_rank", r.context_parallel_exposed_s_per_rank},
                                   {"bytes_per_iteration", r.context_parallel_bytes}};
   }
+  // So does expert parallelism.
+  if (p.ep > 1) report["plan"]["ep"] = p.ep;
   if (!c.ignored_config_fields.empty()) report["ignored_config_fields"] = c.ignored_config_fields;
   if (r.tied_embedding_ranks[0] >= 0)
     report["tied_embedding_all_reduce"] = {
@@ -200,8 +202,9 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   out += fmt::format("hetsim run: {} on {} ({} GPUs)\n", c.model_name, c.cluster_file, c.gpus);
   for (const std::string& field : c.ignored_config_fields) line("config field not modelled", field);
   const std::string context = p.cp > 1 ? fmt::format(" x cp {}", p.cp) : "";
-  line("plan", fmt::format("tp {}{} x pp {} x dp {}, vpp {}, mbs {}, gbs {}, seq {}, {} microbatches",
-                           p.tp, context, p.pp, p.dp, p.vpp, p.micro_batch_size, p.global_batch_size,
+  const std::string experts = p.ep > 1 ? fmt::format(" (ep {})", p.ep) : "";
+  line("plan", fmt::format("tp {}{} x pp {} x dp {}{}, vpp {}, mbs {}, gbs {}, seq {}, {} microbatches",
+                           p.tp, context, p.pp, p.dp, experts, p.vpp, p.micro_batch_size, p.global_batch_size,
                            p.seq_length, p.microbatches()));
   if (!r.site_order.empty()) line("site order (site-aware)", fmt::format("{}", fmt::join(r.site_order, " -> ")));
   const std::string zb_limit =

@@ -31,6 +31,7 @@ TEST_CASE("DeepSeek-V3 runs with DualPipe, ep 8 and 61 layers split 15,16,16,14;
   b.erase("wall_s");
   CHECK(a.dump() == b.dump());
   CHECK(a["plan"]["layers_per_stage"] == nlohmann::json::array({15, 16, 16, 14}));
+  CHECK(a["plan"]["ep"] == 8);
   // Group-limited routing is not modelled, and the report says so.
   REQUIRE(a["ignored_config_fields"].size() == 2);
   CHECK(a["ignored_config_fields"][0].get<std::string>().rfind("n_group: ", 0) == 0);
@@ -72,5 +73,6 @@ TEST_CASE("the text report and validate list the config fields hetsim does not m
   std::filesystem::remove_all(dir);
   CHECK(run.find("config field not modelled    n_group: group-limited routing") != std::string::npos);
   CHECK(run.find("config field not modelled    topk_group: ") != std::string::npos);
+  CHECK(run.find("tp 1 x pp 4 x dp 8 (ep 8), vpp 2") != std::string::npos);
   CHECK(validate.find("not modelled: n_group: ") != std::string::npos);
 }
