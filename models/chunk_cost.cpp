@@ -257,6 +257,7 @@ void add_layers(const TransformerConfig& model, int count, const ParallelPlan& p
       break;
     case Recompute::kFull:  // the whole layer forward again, its TP and EP collectives included
       c.recompute_s += layers * (layer.forward_s + comm.forward_s + ep_comm + cp_forward);
+      c.ep_comm_recompute_s += layers * ep_comm;
       c.recompute_flops += layers * layer.forward_flops;
       break;
   }

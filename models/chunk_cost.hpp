@@ -56,6 +56,7 @@ struct ChunkCost {
   double tp_bytes_backward = 0;   // and backward (recompute not included)
   double ep_comm_forward_s = 0;   // part of forward_s spent in expert-parallel all-to-alls
   double ep_comm_backward_s = 0;  // part of backward_input_s spent in expert-parallel all-to-alls
+  double ep_comm_recompute_s = 0;  // part of recompute_s: full recompute's forward all-to-alls again
   // Context parallelism (models/context_parallel.hpp): the ring's transfer time no attention
   // step hides, part of forward_s and of backward_input_s (and of recompute_s, which runs the
   // forward ring again), and the bytes one GPU sends round the ring (recompute not included).

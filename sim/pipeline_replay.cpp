@@ -102,6 +102,7 @@ struct WorkerState {
   bool stalled = false;
   double op_start_s = 0;
   double op_seconds = 0;
+  double pair_scale = 1;  // the running overlapped pair's time over its two ops' summed times
   double activation_bytes = 0;
   std::vector<std::uint32_t> channels;  // ids of channels this worker sends on
   int sends_in_flight = 0;  // waiting sends (P2pSync): those of its last op not yet delivered
@@ -388,6 +389,37 @@ class PipelineReplay : public EventHandler, public FlowListener {
     return ready_with_early_receive(worker, position + 1);
   }
 
+  // Expert-parallel all-to-all time inside an op's time.
+  double op_all_to_all_seconds(const ChunkCost& cost, OpKind kind) const {
+    switch (kind) {
+      case OpKind::kForward: return cost.ep_comm_forward_s;
+      case OpKind::kBackward: return cost.ep_comm_backward_s + cost.ep_comm_recompute_s;
+      case OpKind::kWeight: return 0;
+    }
+    return 0;
+  }
+
+  // DualPipe's overlapped pair (DeepSeek-V3 report, arXiv:2412.19437, section 3.2.1 and
+  // Figure 4): the forward's and the backward's all-to-alls run beside the other op's compute, on
+  // communication kernels that hold 20 of the H800's 132 SMs (section 3.2.2; the H100 SXM has as
+  // many), so compute runs on 112/132 of the GPU while they do. The pair takes
+  // max(C, P + 20/132 C) for compute P and all-to-alls C, against P + C one after the other;
+  // its two ops' times are scaled by that over their sum.
+  double overlapped_pair_scale(int worker, std::size_t first) const {
+    constexpr double kCommunicationSmShare = 20.0 / 132.0;
+    const auto& ops = t_.ops[rank_of(worker)];
+    double sum = 0, all_to_all = 0;
+    for (const std::size_t position : {first, first + 1}) {
+      const ScheduledOp& op = ops[position];
+      const ChunkCost& cost = in_.costs[worker][op.chunk];
+      sum += op_seconds(cost, op.kind);
+      all_to_all += op_all_to_all_seconds(cost, op.kind);
+    }
+    if (!(all_to_all > 0) || !(sum > 0)) return 1;
+    const double compute = sum - all_to_all;
+    return std::max(all_to_all, compute + kCommunicationSmShare * all_to_all) / sum;
+  }
+
   double op_seconds(const ChunkCost& cost, OpKind kind) const {
     switch (kind) {
       case OpKind::kForward: return cost.forward_s;
@@ -440,7 +472,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
         state.reload.queue.push_back(activation);
       start_copies(worker);
     }
-    const double seconds = op_seconds(cost, op.kind);
+    if (!state.pair_second && pair_starts_[rank][state.next_op])
+      state.pair_scale = overlapped_pair_scale(worker, state.next_op);
+    const bool in_pair = state.pair_second || pair_starts_[rank][state.next_op];
+    const double seconds = op_seconds(cost, op.kind) * (in_pair ? state.pair_scale : 1.0);
     state.op_seconds = seconds;
     state.unit = 0;
     state.done_share = 0;
