@@ -11,6 +11,7 @@
 
 namespace {
 using hetsim::test::message_of;
+using hetsim::test::op_named;
 using hetsim::test::unit_gpu;
 using hetsim::test::write_temp;
 
@@ -26,12 +27,6 @@ double forward_flops(const std::vector<hetsim::LayerOp>& ops) {
   double sum = 0;
   for (const auto& op : ops) sum += op.forward.flops;
   return sum;
-}
-const hetsim::LayerOp& op_named(const std::vector<hetsim::LayerOp>& ops, const std::string& name) {
-  for (const auto& op : ops)
-    if (op.name == name) return op;
-  FAIL("no op " << name);
-  return ops.front();
 }
 }  // namespace
 

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "models/gpu_catalog.hpp"
+#include "models/layer_ops.hpp"
 #include "models/transformer_config.hpp"
 
 namespace hetsim::test {
@@ -43,5 +45,13 @@ inline GpuSpec unit_gpu() {
 }
 
 inline double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+
+// The op called `name` among a layer's (or the embedding's, the LM head's) ops; a test failure
+// when there is none.
+inline const LayerOp& op_named(const std::vector<LayerOp>& ops, const std::string& name) {
+  for (const auto& op : ops)
+    if (op.name == name) return op;
+  throw Error("no op named " + name);
+}
 
 }  // namespace hetsim::test

@@ -19,15 +19,10 @@
 #include "model_test_support.hpp"
 
 namespace {
+using hetsim::test::op_named;
 using hetsim::test::rel;
 using hetsim::test::unit_gpu;
 
-const hetsim::LayerOp& find(const std::vector<hetsim::LayerOp>& ops, const std::string& name) {
-  for (const auto& op : ops)
-    if (op.name == name) return op;
-  FAIL("no op " << name);
-  return ops.front();
-}
 }  // namespace
 
 TEST_CASE("cross entropy moves e + 36 B per logit forward and 12 + e backward (Megatron's passes)") {
@@ -37,7 +32,7 @@ TEST_CASE("cross entropy moves e + 36 B per logit forward and 12 + e backward (M
   plan.micro_batch_size = 2;
   plan.seq_length = 2048;
   const auto ops = hetsim::lm_head_ops(m, plan);
-  const hetsim::LayerOp& ce = find(ops, "cross_entropy");
+  const hetsim::LayerOp& ce = op_named(ops, "cross_entropy");
   const double logits = 2.0 * 2048 * 50257 / 8;
   MESSAGE("bf16 forward: expected " << 38 * logits << " B, actual " << ce.forward.bytes << " B");
   CHECK(rel(ce.forward.bytes, 38 * logits) < 1e-12);
@@ -45,7 +40,7 @@ TEST_CASE("cross entropy moves e + 36 B per logit forward and 12 + e backward (M
   CHECK(rel(ce.backward_input.bytes, 14 * logits) < 1e-12);
   plan.dtype = hetsim::Dtype::kFp32;  // fp32 logits: no casts
   const auto ops32 = hetsim::lm_head_ops(m, plan);
-  const hetsim::LayerOp& ce32 = find(ops32, "cross_entropy");
+  const hetsim::LayerOp& ce32 = op_named(ops32, "cross_entropy");
   CHECK(rel(ce32.forward.bytes, 32 * logits) < 1e-12);
   CHECK(rel(ce32.backward_input.bytes, 8 * logits) < 1e-12);
 }
@@ -57,7 +52,7 @@ TEST_CASE("embedding wgrad: dense table gradient, dY rows summed in, fp32 main-g
   plan.seq_length = 2048;
   const double h = 12288, tokens = 2048, table = (50257.0 / 8 + 2048) * h;  // words + positions
   const auto embedding = hetsim::embedding_ops(m, plan);
-  const hetsim::LayerOp& lookup = find(embedding, "embedding_lookup");
+  const hetsim::LayerOp& lookup = op_named(embedding, "embedding_lookup");
   const double expected = 8 * table + 2 * 3 * 2 * tokens * h;
   MESSAGE("expected " << expected << " B, actual " << lookup.backward_weight.bytes << " B");
   CHECK(rel(lookup.backward_weight.bytes, expected) < 1e-12);
