@@ -70,6 +70,10 @@ TEST_CASE("the bounds lie below the simulation for every candidate on one DGX A1
                                 512, false);
 }
 
+TEST_CASE("the bounds lie below the simulation for a MoE model's expert-parallel candidates") {
+  check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "mixtral-8x7b.json", 8, 256, false);
+}
+
 TEST_CASE("the bounds lie below the simulation in the wide space") {
   check_bounds_below_simulation("topologies/clusters/dgx-a100-1node.json", "llama-3.2-1b.json", 8,
                                 256, true);

@@ -80,7 +80,7 @@ TEST_CASE("every candidate divides the heads, the layers, the GPUs and the batch
 }
 
 TEST_CASE("a candidate is the sweep point of run's flags") {
-  const PlanCandidate c{0, 2, 1, 4, 1, 2, 1, "interleaved", "selective", 1, 0};
+  const PlanCandidate c{0, 2, 1, 4, 1, 1, 2, 1, "interleaved", "selective", 1, 0};
   const GpuSubset subset{{"dc-c/rtx4090"}, "dc-c/rtx4090 (16 x rtx-4090)", 32, 8, {"h100-sxm"}, 0};
   const PlanSpaceOptions options{"c.json", "m.json", 64, 4096, false};
   const nlohmann::json point = c.point(options, subset);
@@ -93,6 +93,7 @@ TEST_CASE("a candidate is the sweep point of run's flags") {
   CHECK(point.at("leave_out") == nlohmann::json{"dc-c/rtx4090"});
   CHECK(c.text() == "tp2 pp4 dp1 vpp2 mbs1 interleaved rc=selective zero1");
   CHECK(!point.contains("cp"));  // cp 1 points read as before
+  CHECK(!point.contains("ep"));
 }
 
 TEST_CASE("a global batch of zero is refused") {
@@ -172,4 +173,27 @@ TEST_CASE("no context parallelism for a sliding-window model") {
       enumerate_candidates(model, subsets, {"c.json", "m.json", 8, 32768, false});
   REQUIRE(!candidates.empty());
   for (const PlanCandidate& c : candidates) CHECK(c.cp == 1);
+}
+
+TEST_CASE("MoE models also try expert parallelism over 2, 4 and 8 data-parallel replicas") {
+  const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/mixtral-8x7b.json");
+  const PlanSpaceOptions options{kRoot + "/topologies/clusters/dgx-h100-4node.json",
+                                 kRoot + "/models/configs/mixtral-8x7b.json", 64, 4096, false};
+  const auto subsets = gpu_subsets(load_cluster_spec(options.cluster_file, test::catalog().keys()), test::catalog());
+  std::set<int> eps;
+  for (const PlanCandidate& c : enumerate_candidates(model, subsets, options)) {
+    eps.insert(c.ep);
+    CHECK(model.num_experts % c.ep == 0);
+    CHECK(c.dp % c.ep == 0);
+    if (c.ep > 1) {
+      CHECK(c.cp == 1);
+      const nlohmann::json point = c.point(options, subsets[c.subset]);
+      CHECK(point.at("ep") == c.ep);
+      CHECK(c.text().find(fmt::format(" dp{} ep{} ", c.dp, c.ep)) != std::string::npos);
+    }
+  }
+  CHECK(eps == std::set<int>{1, 2, 4, 8});
+  // A dense model keeps ep 1.
+  const TransformerConfig dense = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
+  for (const PlanCandidate& c : enumerate_candidates(dense, subsets, options)) CHECK(c.ep == 1);
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "models/chunk_cost.hpp"
 #include "schedules/evaluator.hpp"
@@ -33,9 +34,14 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
     capacity = std::max(capacity, catalog.at(type).hbm_bytes);
 
   // The smallest chunk: the even split, which every split of the layers has one at most as
-  // large as, or one layer when the partitioner chooses the split; no embedding or LM head.
+  // large as, or one layer when the partitioner chooses the split; no embedding or LM head. A
+  // model with dense first layers (DeepSeek) tries a chunk from layer 0 and one of MoE layers
+  // only, either of which may be the smaller (expert parallelism shrinks the MoE ones).
   const int chunks = plan.pp * plan.vpp;
-  const ChunkSpan span{0, candidate.balance_layers ? 1 : model.num_layers / chunks, false, false};
+  const int layers = candidate.balance_layers ? 1 : model.num_layers / chunks;
+  std::vector<ChunkSpan> spans = {{0, layers, false, false}};
+  if (model.first_dense_layers > 0 && model.first_dense_layers + layers <= model.num_layers)
+    spans.push_back({model.first_dense_layers, layers, false, false});
   // Links so fast that the collectives cost nothing: what is left is the ops' own time.
   const TensorParallelLinks free_links{kFreeBandwidth, 0};
   const ExpertParallelLinks free_ep_links{kFreeBandwidth, 0};
@@ -45,42 +51,42 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
   const Timetable timetable = make_timetable(run.schedule, plan.pp, plan.microbatches(), plan.vpp);
   UniformOpTimes times;
   times.forward_s = times.backward_s = times.weight_s = std::numeric_limits<double>::infinity();
-  ChunkCost chunk;
-  for (const std::string& type : subset.gpu_types) {
-    const GpuSpec& gpu = catalog.at(type);
-    chunk = cost_chunk(model, plan, gpu, span, free_links, free_ep_links, free_cp_links);
-    // A calibration profile's kernels are measured, not the roofline's: bound them by FLOPs at
-    // the peak rate alone.
-    const double peak = gpu.peak(plan.dtype);
-    const double forward = subset.measured_profiles ? chunk.forward_flops / peak : chunk.forward_s;
-    const double input =
-        subset.measured_profiles ? chunk.backward_input_flops / peak : chunk.backward_input_s;
-    const double weight =
-        subset.measured_profiles ? chunk.backward_weight_flops / peak : chunk.backward_weight_s;
-    const double recompute =
-        subset.measured_profiles ? chunk.recompute_flops / peak : chunk.recompute_s;
-    times.forward_s = std::min(times.forward_s, forward);
-    if (timetable.split_backward) {
-      times.backward_s = std::min(times.backward_s, input + recompute);
-      times.weight_s = std::min(times.weight_s, weight);
-    } else {
-      times.backward_s = std::min(times.backward_s, input + weight + recompute);
-      times.weight_s = 0;
+  const std::vector<int> in_flight = peak_activations(timetable, ActivationRelease::kAtBackward);
+  const int most_in_flight = *std::max_element(in_flight.begin(), in_flight.end());
+  double memory = std::numeric_limits<double>::infinity();
+  for (const ChunkSpan& span : spans) {
+    for (const std::string& type : subset.gpu_types) {
+      const GpuSpec& gpu = catalog.at(type);
+      const ChunkCost chunk = cost_chunk(model, plan, gpu, span, free_links, free_ep_links, free_cp_links);
+      const double dense = chunk.params - chunk.expert_params;
+      const StaticMemory statics = static_memory(dense * plan.vpp, chunk.expert_params * plan.vpp, plan);
+      // PipeOffload sends activations to host memory; how many stay depends on the copy times, so
+      // no activation term is claimed for an offloading plan.
+      const double activations = candidate.offload_fraction > 0 ? 0 : most_in_flight * chunk.activation_bytes;
+      memory = std::min(memory, statics.total() + activations);
+      // A calibration profile's kernels are measured, not the roofline's: bound them by FLOPs at
+      // the peak rate alone.
+      const double peak = gpu.peak(plan.dtype);
+      const double forward = subset.measured_profiles ? chunk.forward_flops / peak : chunk.forward_s;
+      const double input =
+          subset.measured_profiles ? chunk.backward_input_flops / peak : chunk.backward_input_s;
+      const double weight =
+          subset.measured_profiles ? chunk.backward_weight_flops / peak : chunk.backward_weight_s;
+      const double recompute =
+          subset.measured_profiles ? chunk.recompute_flops / peak : chunk.recompute_s;
+      times.forward_s = std::min(times.forward_s, forward);
+      if (timetable.split_backward) {
+        times.backward_s = std::min(times.backward_s, input + recompute);
+        times.weight_s = std::min(times.weight_s, weight);
+      } else {
+        times.backward_s = std::min(times.backward_s, input + weight + recompute);
+        times.weight_s = 0;
+      }
     }
   }
 
-  const std::vector<int> in_flight = peak_activations(timetable, ActivationRelease::kAtBackward);
-  const int most_in_flight = *std::max_element(in_flight.begin(), in_flight.end());
-  const double dense = chunk.params - chunk.expert_params;
-  const StaticMemory statics =
-      static_memory(dense * plan.vpp, chunk.expert_params * plan.vpp, plan);
-  // PipeOffload sends activations to host memory; how many stay depends on the copy times, so
-  // no activation term is claimed for an offloading plan.
-  const double activations =
-      candidate.offload_fraction > 0 ? 0 : most_in_flight * chunk.activation_bytes;
-
   PlanBounds bounds;
-  bounds.memory_bytes = statics.total() + activations;
+  bounds.memory_bytes = memory;
   bounds.capacity_bytes = capacity;
   bounds.time_s = evaluate(timetable, times).makespan_s;
   bounds.tokens = static_cast<double>(plan.global_batch_size) * plan.seq_length;

@@ -129,6 +129,7 @@ nlohmann::json PlanCandidate::point(const PlanSpaceOptions& options,
                    {"overlap-grad-reduce", true}};
   if (tp > 1) p["sequence-parallel"] = true;
   if (cp > 1) p["cp"] = cp;
+  if (ep > 1) p["ep"] = ep;
   if (offload_fraction > 0) p["offload-fraction"] = offload_fraction;
   if (balance_layers) p["balance-layers"] = true;
   if (placement != "megatron") p["placement"] = placement;
@@ -140,6 +141,7 @@ std::string PlanCandidate::text() const {
   std::string text = fmt::format("tp{}", tp);
   if (cp > 1) text += fmt::format(" cp{}", cp);
   text += fmt::format(" pp{} dp{}", pp, dp);
+  if (ep > 1) text += fmt::format(" ep{}", ep);
   if (vpp > 1) text += fmt::format(" vpp{}", vpp);
   text += fmt::format(" mbs{} {} rc={} zero{}", mbs, pp > 1 ? schedule : "no-pipeline", recompute,
                       zero_stage);
@@ -186,6 +188,12 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
         for (const int pp : divisors_up_to(model.num_layers, subset.gpus / (tp * cp))) {
           if (subset.gpus % (tp * cp * pp) != 0) continue;
           const int dp = subset.gpus / (tp * cp * pp);
+          // MoE models: experts over 1, 2, 4 or 8 data-parallel replicas (dividing the experts and
+          // dp; run refuses ep with context parallelism).
+          std::vector<int> eps = {1};
+          for (const int ep : {2, 4, 8})
+            if (model.is_moe() && cp == 1 && model.num_experts % ep == 0 && dp % ep == 0) eps.push_back(ep);
+          for (const int ep : eps)
           for (const int mbs : mbs_choices) {
             if (options.global_batch_size % (mbs * dp) != 0) continue;
             const int m = options.global_batch_size / (mbs * dp);
@@ -213,7 +221,7 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
                         for (const std::string& placement : placements) {
                           // The site-aware placement lays out tp x pp x dp only (run refuses cp).
                           if (cp > 1 && placement != "megatron") continue;
-                          out.push_back({s, tp, cp, pp, dp, vpp, mbs, schedule, recompute, zero,
+                          out.push_back({s, tp, cp, pp, dp, ep, vpp, mbs, schedule, recompute, zero,
                                          offload, balance, placement});
                         }
                     }

@@ -49,6 +49,7 @@ struct PlanCandidate {
   int cp = 1;  // context parallelism: each sequence split over cp GPUs
   int pp = 1;
   int dp = 1;  // GPUs / (tp cp pp)
+  int ep = 1;  // expert parallelism (MoE models): ep consecutive data-parallel replicas share the experts
   int vpp = 1;
   int mbs = 1;
   std::string schedule;
