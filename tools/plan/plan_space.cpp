@@ -159,9 +159,11 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
         fmt::format("--gbs: got {}; expected a global batch size >= 1", options.global_batch_size));
   const std::vector<int> mbs_choices =
       options.wide ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2, 4};
-  const std::vector<std::string> schedules =
+  std::vector<std::string> schedules =
       options.wide ? std::vector<std::string>{"1f1b", "interleaved", "zb-h1", "gpipe", "zb-h2"}
                    : std::vector<std::string>{"1f1b", "interleaved", "zb-h1"};
+  // DualPipe for MoE models, whose overlapped pairs hide the expert all-to-alls (DeepSeek-V3).
+  if (model.is_moe()) schedules.push_back("dualpipe");
   const std::vector<int> zero_stages =
       options.wide ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1};
   const std::vector<double> offloads =
@@ -207,9 +209,15 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
                   if ((model.num_layers / pp) % v == 0) vpps.push_back(v);
               }
               if (schedule == "zb-h2" && m < 2 * pp) continue;
+              if (schedule == "dualpipe") {
+                // Two directions over an even number of ranks, two chunks a rank, m >= 2p and even.
+                if (pp < 2 || pp % 2 != 0 || m < 2 * pp || m % 2 != 0 || model.num_layers % (2 * pp) != 0)
+                  continue;
+                vpps = {2};
+              }
               // The partitioner costs one chunk per rank on its own GPU type (--balance-layers).
               std::vector<bool> balances = {false};
-              if (subset.gpu_types.size() > 1 && pp > 1 && schedule != "interleaved")
+              if (subset.gpu_types.size() > 1 && pp > 1 && schedule != "interleaved" && schedule != "dualpipe")
                 balances.push_back(true);
               for (const int vpp : vpps)
                 for (const std::string& recompute : recomputes)
