@@ -211,6 +211,7 @@ void add_layers(const TransformerConfig& model, int count, const ParallelPlan& p
                 const GpuSpec& gpu, const TpCosts& tp, const calibration::Profile* profile,
                 CostSources* sources, const ExpertParallelLinks& ep_links,
                 const ContextParallelLinks& cp_links, ChunkCost& c) {
+  if (count <= 0) return;  // a chunk of DeepSeek's dense layers only, or no layers at all
   const double layers = count;
   // FP8 (--fp8-format) runs the layers' linear GEMMs only; the embedding and LM head stay bf16.
   const TimedOps layer_ops = time_ops(transformer_layer_ops(model, plan), gpu, plan.dtype,
@@ -263,11 +264,9 @@ void add_layers(const TransformerConfig& model, int count, const ParallelPlan& p
   }
   c.activation_bytes += layers * layer_activation_bytes(model, plan);
   c.weight_grad_bytes += layers * layer_weight_grad_bytes(model, plan);
-  if (count > 0) {
-    c.backward_transient_bytes =
-        std::max(c.backward_transient_bytes,
-                 layer_recompute_transient_bytes(model, plan) + ring.backward_buffer_bytes);
-  }
+  c.backward_transient_bytes =
+      std::max(c.backward_transient_bytes,
+               layer_recompute_transient_bytes(model, plan) + ring.backward_buffer_bytes);
   const LayerParams layer_params = layer_params_per_gpu(model, plan);
   c.params += layers * layer_params.total;
   c.expert_params += layers * layer_params.expert;
@@ -469,28 +468,22 @@ double model_flops_per_iteration(const TransformerConfig& model, const ParallelP
   whole.tp = 1;
   whole.cp = 1;
   whole.sequence_parallel = false;
+  // Forward and backward FLOPs of `ops`, `times` over.
   double per_microbatch = 0;
-  const auto add_layers_of = [&](const TransformerConfig& layer_model, int layers) {
-    for (const LayerOp& op : transformer_layer_ops(layer_model, whole)) {
-      per_microbatch +=
-          layers * (op.forward.flops + op.backward_input.flops + op.backward_weight.flops);
-    }
+  const auto add = [&](const std::vector<LayerOp>& ops, double times) {
+    for (const LayerOp& op : ops)
+      per_microbatch += times * (op.forward.flops + op.backward_input.flops + op.backward_weight.flops);
   };
-  // DeepSeek's first dense layers, then the model's layers alike.
-  if (model.first_dense_layers > 0) add_layers_of(model.dense_layer_model(), model.first_dense_layers);
-  add_layers_of(model, model.num_layers - model.first_dense_layers);
-  for (const LayerOp& op : lm_head_ops(model, whole)) {
-    per_microbatch += op.forward.flops + op.backward_input.flops + op.backward_weight.flops;
-  }
-  // Multi-token prediction: per depth its projection, one more layer, the LM head again.
+  // DeepSeek's first dense layers, then the model's layers alike, the LM head; per multi-token
+  // prediction depth its projection, one more layer and the LM head again.
+  if (model.first_dense_layers > 0)
+    add(transformer_layer_ops(model.dense_layer_model(), whole), model.first_dense_layers);
+  add(transformer_layer_ops(model, whole), model.num_layers - model.first_dense_layers);
+  add(lm_head_ops(model, whole), 1);
   if (model.mtp_depth > 0) {
-    add_layers_of(model, model.mtp_depth);
-    for (const auto& ops : {mtp_input_ops(model, whole), lm_head_ops(model, whole)}) {
-      for (const LayerOp& op : ops) {
-        per_microbatch += model.mtp_depth *
-                          (op.forward.flops + op.backward_input.flops + op.backward_weight.flops);
-      }
-    }
+    add(transformer_layer_ops(model, whole), model.mtp_depth);
+    add(mtp_input_ops(model, whole), model.mtp_depth);
+    add(lm_head_ops(model, whole), model.mtp_depth);
   }
   const double microbatches_all_replicas =
       static_cast<double>(plan.global_batch_size) / plan.micro_batch_size;

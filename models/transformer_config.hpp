@@ -3,6 +3,7 @@
 // GPT-NeoX and GPT-2/GPT-3 field names accepted as they are), dense or Mixture-of-Experts
 // (Mixtral, Qwen2-MoE, Qwen3-MoE field names), or DeepSeek-V2/V3 (dense first layers, then MoE
 // layers, with multi-head latent attention).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,9 @@ struct TransformerConfig {
   int value_head_dim() const { return is_mla() ? mla.v_head_dim : head_dim(); }
   // Of the layers [first, first + count), how many are among the first_dense_layers.
   int first_dense_layers_in(int first, int count) const;
+  // Where a run of `count` layers like most of the model's starts: past DeepSeek's dense first
+  // layers where the model has room (0 for a model whose layers are all alike).
+  int first_layer_past_dense(int count) const { return std::min(first_dense_layers, num_layers - count); }
   // The model as one of its dense layers sees it (no experts): what the per-layer functions
   // below and the layer cost model take for DeepSeek's first dense layers. For a model whose
   // layers are all alike, the model itself.

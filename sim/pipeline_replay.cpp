@@ -472,10 +472,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
         state.reload.queue.push_back(activation);
       start_copies(worker);
     }
-    if (!state.pair_second && pair_starts_[rank][state.next_op])
-      state.pair_scale = overlapped_pair_scale(worker, state.next_op);
-    const bool in_pair = state.pair_second || pair_starts_[rank][state.next_op];
-    const double seconds = op_seconds(cost, op.kind) * (in_pair ? state.pair_scale : 1.0);
+    const bool opens_pair = !state.pair_second && pair_starts_[rank][state.next_op];
+    if (opens_pair) state.pair_scale = overlapped_pair_scale(worker, state.next_op);
+    const double seconds =
+        op_seconds(cost, op.kind) * (opens_pair || state.pair_second ? state.pair_scale : 1.0);
     state.op_seconds = seconds;
     state.unit = 0;
     state.done_share = 0;

@@ -133,7 +133,7 @@ ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalo
   const auto gpus = placement.tensor_parallel_gpus(0);
   // A middle stage starts past DeepSeek's dense first layers (0 for other models).
   const int layers = std::max(1, model.num_layers / plan.pp);
-  const ChunkSpan span{std::min(model.first_dense_layers, model.num_layers - layers), layers, false, false};
+  const ChunkSpan span{model.first_layer_past_dense(layers), layers, false, false};
   const ChunkCost cost = cost_chunk(model, plan, catalog.at(cluster.gpu(gpus.front()).gpu_type), span,
                                     tensor_parallel_links(cluster, gpus),
                                     expert_parallel_links(cluster, plan, placement, 0),
@@ -378,7 +378,7 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
         const ContextParallelLinks cp_links = context_parallel_links(cluster, placement, worker);
         const GpuSpec& spec = catalog.at(type);
         // One layer as most of the model's are: past DeepSeek's dense first layers (0 for others).
-        const int typical = std::min(model.first_dense_layers, model.num_layers - 1);
+        const int typical = model.first_layer_past_dense(1);
         it->second = {cost_chunk(model, plan, spec, ChunkSpan{typical, 1, false, false}, links, ep_links, cp_links),
                       cost_chunk(model, plan, spec, ChunkSpan{typical, 1, first, last}, links, ep_links, cp_links)};
       }

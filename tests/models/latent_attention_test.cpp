@@ -10,6 +10,7 @@
 #include "model_test_support.hpp"
 
 namespace {
+using hetsim::test::forward_flops;
 using hetsim::test::message_of;
 using hetsim::test::op_named;
 using hetsim::test::unit_gpu;
@@ -22,11 +23,6 @@ const char* kMlaHead = R"("hidden_size": 64, "num_attention_heads": 4, "num_key_
     "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 6)";
 hetsim::TransformerConfig small_mla(const std::string& name, const std::string& latents) {
   return hetsim::load_transformer_config(write_temp(name, std::string("{") + kMlaHead + ", " + latents + "}"));
-}
-double forward_flops(const std::vector<hetsim::LayerOp>& ops) {
-  double sum = 0;
-  for (const auto& op : ops) sum += op.forward.flops;
-  return sum;
 }
 }  // namespace
 

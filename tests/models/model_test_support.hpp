@@ -46,6 +46,13 @@ inline GpuSpec unit_gpu() {
 
 inline double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
+// Forward FLOPs of `ops`, summed.
+inline double forward_flops(const std::vector<LayerOp>& ops) {
+  double sum = 0;
+  for (const auto& op : ops) sum += op.forward.flops;
+  return sum;
+}
+
 // The op called `name` among a layer's (or the embedding's, the LM head's) ops; a test failure
 // when there is none.
 inline const LayerOp& op_named(const std::vector<LayerOp>& ops, const std::string& name) {

@@ -10,6 +10,7 @@
 #include "model_test_support.hpp"
 
 namespace {
+using hetsim::test::forward_flops;
 using hetsim::test::message_of;
 using hetsim::test::unit_gpu;
 using hetsim::test::write_temp;
@@ -36,11 +37,6 @@ hetsim::ParallelPlan plan_tp2() {
 hetsim::ChunkCost chunk(const hetsim::TransformerConfig& m, const hetsim::ChunkSpan& span) {
   return hetsim::cost_chunk(m, plan_tp2(), unit_gpu(), span, {100e9, 0});
 }
-double flops_of(const std::vector<hetsim::LayerOp>& ops) {
-  double sum = 0;
-  for (const auto& op : ops) sum += op.forward.flops;
-  return sum;
-}
 }  // namespace
 
 TEST_CASE("the last stage pays for each depth: projection, one MoE layer, the LM head again") {
@@ -54,7 +50,7 @@ TEST_CASE("the last stage pays for each depth: projection, one MoE layer, the LM
   const auto plan = plan_tp2();
   // Forward FLOPs per depth: 2 x tokens x 2h x h/t for the projection, a MoE layer's, the head's.
   const double tokens = 2 * 16, h = 64, t = 2, V = 100;
-  const double layer = flops_of(hetsim::transformer_layer_ops(m, plan));
+  const double layer = forward_flops(hetsim::transformer_layer_ops(m, plan));
   const double head = 2 * tokens * h * V / t;
   CHECK(with.forward_flops - without.forward_flops == 2 * (2 * tokens * 2 * h * h / t + layer + head));
   CHECK(with.forward_s > without.forward_s);

@@ -54,6 +54,14 @@ struct StepTimes : ReplayObserver {
   }
 };
 
+// The embedding group's all-reduce between ranks 0 and 1: S per GPU, S/B + 2L on the NIC route.
+void check_embedding_all_reduce(const RunResult& r, double bytes) {
+  CHECK(r.tied_embedding_ranks[0] == 0);
+  CHECK(r.tied_embedding_ranks[1] == 1);
+  CHECK(r.tied_embedding_bytes_per_gpu == doctest::Approx(bytes).epsilon(1e-12));
+  CHECK(r.tied_embedding_reduce_s == doctest::Approx(bytes / kNicBytesPerS + 2 * kNicLatencyS).epsilon(1e-9));
+}
+
 }  // namespace
 
 TEST_CASE("tied embeddings on two pipeline ranks: one all-reduce of their main gradients, S/B + 2L") {
@@ -61,10 +69,7 @@ TEST_CASE("tied embeddings on two pipeline ranks: one all-reduce of their main g
   REQUIRE(model.tied_embeddings);
   const RunResult r = run(model, pipeline_of_two());
   const double bytes = static_cast<double>(model.vocab_size) * model.hidden_size * 4;
-  CHECK(r.tied_embedding_ranks[0] == 0);
-  CHECK(r.tied_embedding_ranks[1] == 1);
-  CHECK(r.tied_embedding_bytes_per_gpu == doctest::Approx(bytes).epsilon(1e-12));
-  CHECK(r.tied_embedding_reduce_s == doctest::Approx(bytes / kNicBytesPerS + 2 * kNicLatencyS).epsilon(1e-9));
+  check_embedding_all_reduce(r, bytes);
   // Neither rank steps its optimizer before it is done: it is exposed on both.
   for (double exposed : r.gradient_reduce_exposed_s_per_rank) CHECK(exposed >= r.tied_embedding_reduce_s);
   CHECK(r.iteration_time_s >= r.pipeline_time_s + r.tied_embedding_reduce_s);
@@ -98,11 +103,7 @@ TEST_CASE("multi-token prediction: the last stage's embedding copy is all-reduce
   untied.tied_embeddings = false;
   untied.mtp_depth = 1;
   const RunResult r = run(untied, pipeline_of_two());
-  const double bytes = static_cast<double>(untied.vocab_size) * untied.hidden_size * 4;
-  CHECK(r.tied_embedding_ranks[0] == 0);
-  CHECK(r.tied_embedding_ranks[1] == 1);
-  CHECK(r.tied_embedding_bytes_per_gpu == doctest::Approx(bytes).epsilon(1e-12));
-  CHECK(r.tied_embedding_reduce_s == doctest::Approx(bytes / kNicBytesPerS + 2 * kNicLatencyS).epsilon(1e-9));
+  check_embedding_all_reduce(r, static_cast<double>(untied.vocab_size) * untied.hidden_size * 4);
 }
 
 TEST_CASE("pipeline ranks step their optimizer together, after the gradient norm's all-reduce") {
