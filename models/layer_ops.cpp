@@ -19,6 +19,11 @@ double moe_routed_rows(const TransformerConfig& model, const ParallelPlan& plan)
   return static_cast<double>(plan.micro_batch_size) * plan.local_seq_length() * model.experts_per_token;
 }
 
+namespace {
+// What a fused wgrad does to each weight's fp32 main grad: reads and writes it.
+constexpr double kFusedAccumulateBytes = 8.0;
+}  // namespace
+
 LayerOp linear_op(std::string name, double m, double k, double n, double element_bytes) {
   LayerOp op;
   op.name = std::move(name);
@@ -28,7 +33,8 @@ LayerOp linear_op(std::string name, double m, double k, double n, double element
   const double flops = 2.0 * m * k * n;
   op.forward = {flops, element_bytes * (m * k + k * n + m * n)};
   op.backward_input = {flops, element_bytes * (m * n + k * n + m * k)};
-  op.backward_weight = {flops, element_bytes * (m * k + m * n) + 8.0 * k * n};
+  op.backward_weight = {flops, element_bytes * (m * k + m * n) + kFusedAccumulateBytes * k * n};
+  op.weights = k * n;
   return op;
 }
 
@@ -248,8 +254,35 @@ LayerOp grouped_linear_op(std::string name, double m, double k, double n, double
   const double more_weights = (groups - 1) * k * n;
   op.forward.bytes += element_bytes * more_weights;
   op.backward_input.bytes += element_bytes * more_weights;
-  op.backward_weight.bytes += 8.0 * more_weights;
+  op.backward_weight.bytes += kFusedAccumulateBytes * more_weights;
+  op.weights += more_weights;
   return op;
+}
+
+// Without gradient-accumulation fusion (Megatron-LM before 2022, or
+// --no-gradient-accumulation-fusion) each wgrad GEMM writes its weight gradient in the training
+// dtype instead of updating the main grad, and one more kernel per weight adds it in every
+// microbatch (Megatron's DDP gradient hook, main_grad.add_(grad); autograd's AccumulateGrad in
+// place where gradients stay in the model's dtype): reads the main grad and the new gradient,
+// writes the main grad.
+void unfuse_gradient_accumulation(const ParallelPlan& plan, std::vector<LayerOp>& ops) {
+  if (plan.gradient_accumulation_fusion) return;
+  const double e = activation_element_bytes(plan.dtype);
+  const double main_grad = plan.grads_in_fp32() ? 4.0 : e;
+  std::vector<LayerOp> unfused;
+  unfused.reserve(2 * ops.size());
+  for (LayerOp& op : ops) {
+    const double weights = op.weights;
+    if (weights > 0) op.backward_weight.bytes -= (kFusedAccumulateBytes - e) * weights;
+    unfused.push_back(std::move(op));
+    if (!(weights > 0)) continue;
+    LayerOp add;
+    add.name = unfused.back().name + "_grad_accumulate";
+    add.backward_weight = {0.0, (2 * main_grad + e) * weights};
+    add.profile_kinds = {"add"};
+    unfused.push_back(std::move(add));
+  }
+  ops = std::move(unfused);
 }
 
 // An MLP of width `ffn` (per GPU, already divided by tp) over `rows` token rows: gate-and-up
@@ -337,6 +370,7 @@ std::vector<LayerOp> transformer_layer_ops(const TransformerConfig& model, const
   } else {
     ops.push_back(residual_connection("mlp", dropout, seq_h, x.e));
   }
+  unfuse_gradient_accumulation(plan, ops);
   return ops;
 }
 
@@ -382,6 +416,7 @@ std::vector<LayerOp> lm_head_ops(const TransformerConfig& model, const ParallelP
                          forward_per_logit * logits, backward_per_logit * logits);
   ce.profile_kinds = {"cross_entropy"};
   ops.push_back(ce);
+  unfuse_gradient_accumulation(plan, ops);
   return ops;
 }
 
@@ -401,6 +436,7 @@ std::vector<LayerOp> mtp_input_ops(const TransformerConfig& model, const Paralle
   concat.profile_kinds = {"add"};
   ops.push_back(concat);
   ops.push_back(linear_op("mtp_eh_proj", x.tokens, 2 * x.h, x.h / x.t, x.ge));
+  unfuse_gradient_accumulation(plan, ops);
   return ops;
 }
 

@@ -46,6 +46,7 @@ struct LayerOp {
   KernelWork backward_weight;
   bool attention_core = false;  // recomputed in backward under selective recompute
   GemmShape gemm;               // kGemm: the forward GEMM's shape
+  double weights = 0;           // the parameters whose gradient the wgrad computes (linear layers)
   AttentionShape attention;     // kAttention
   // kMemoryBound: the profile's kernel kinds this op may be costed as, first found wins
   // ("rmsnorm", "add", "silu_mul", ...; models/calibration/README.md). Empty: roofline only.
@@ -64,8 +65,9 @@ double activation_element_bytes(Dtype dtype);
 double gemm_element_bytes(Dtype dtype);
 
 // A linear layer Y[m,n] = X[m,k] W[k,n]: forward, dgrad dX = dY W^T, wgrad dW = X^T dY, each
-// 2mkn FLOPs (shapes: forward (m, n, k), dgrad (m, k, n), wgrad (k, n, m)). wgrad accumulates into an fp32 main-grad buffer (Megatron's gradient-accumulation
-// fusion), read and written: 8 bytes per weight.
+// 2mkn FLOPs (shapes: forward (m, n, k), dgrad (m, k, n), wgrad (k, n, m)). wgrad accumulates
+// into an fp32 main-grad buffer (Megatron's gradient-accumulation fusion), read and written: 8
+// bytes per weight; the layer-op lists undo that for plans without the fusion.
 LayerOp linear_op(std::string name, double m, double k, double n, double element_bytes);
 
 // A memory-bound kernel that reads `read` and writes `written` elements forward and reads

@@ -42,6 +42,16 @@ struct ParallelPlan {
   // forces it on for bf16 (arguments.py: "bfloat16 requires gradient accumulation and
   // all-reduce to be done in fp32"), so it matters for fp16 runs only; see grads_in_fp32().
   bool accumulate_allreduce_grads_in_fp32 = false;
+  // Megatron-LM's asynchronous TP all-reduce (on unless --no-async-tensor-model-parallel-allreduce;
+  // absent before late 2021): without sequence parallelism a column-parallel layer's input
+  // gradient is all-reduced beside its wgrad GEMM. Off, the GPU waits for it after the layer's
+  // whole backward (models/tp_collectives.cpp).
+  bool async_tp_allreduce = true;
+  // Megatron-LM's gradient-accumulation fusion (on unless --no-gradient-accumulation-fusion;
+  // absent before 2022): the wgrad GEMM accumulates straight into the main grad. Off, it writes
+  // the weight gradient in the training dtype and a separate kernel adds it into the main grad
+  // every microbatch (models/layer_ops.cpp).
+  bool gradient_accumulation_fusion = true;
   bool distributed_optimizer = false;  // ZeRO-1 style sharding of optimizer state over dp
   // --expert-model-parallel-size: an expert-parallel group is ep consecutive data-parallel
   // replicas (Megatron's rank order tp-cp-ep-dp-pp), so ep divides dp; each GPU of the group

@@ -72,11 +72,16 @@ double activation_tensor_bytes(const TransformerConfig& model, const ParallelPla
 ScheduledCollective exposed(TpCollective op, double bytes) { return {op, bytes, TpOverlap::kExposed, {}}; }
 
 // Forward input and backward input-gradient collectives of a branch whose first GEMM is
-// column-parallel (`gemm`), or of a MoE block (`gemm` empty).
-void add_branch_input(TpSchedule& s, bool sp, double bytes, const std::string& gemm) {
+// column-parallel (`gemm`), or of a MoE block (`gemm` empty). Without sequence parallelism the
+// input gradient's all-reduce runs beside the wgrad only with Megatron's asynchronous TP
+// all-reduce (LinearWithGradAccumulationAndAsyncCommunication); without it
+// (--no-async-tensor-model-parallel-allreduce, and Megatron-LM before it existed) autograd
+// reduces the input gradient after the linear layer's whole backward, so the GPU waits for it.
+void add_branch_input(TpSchedule& s, const ParallelPlan& plan, double bytes, const std::string& gemm) {
   using enum TpCollective;
+  const bool sp = plan.sequence_parallel;
   if (sp) s.forward.push_back(exposed(kAllGather, bytes));
-  if (gemm.empty()) {
+  if (gemm.empty() || (!sp && !plan.async_tp_allreduce)) {
     s.backward.push_back(exposed(sp ? kReduceScatter : kAllReduce, bytes));
     return;
   }
@@ -98,16 +103,15 @@ void add_branch_output(TpSchedule& s, bool sp, double bytes) {
 // latent, the query projection takes the hidden state.
 void add_latent_attention_inputs(TpSchedule& s, const TransformerConfig& model,
                                  const ParallelPlan& plan) {
-  const bool sp = plan.sequence_parallel;
   const double per_width = activation_tensor_bytes(model, plan) / model.hidden_size;
   const LatentAttention& a = model.mla;
   if (a.q_lora_rank > 0) {
-    add_branch_input(s, sp, per_width * a.q_lora_rank, "q_up_proj");
+    add_branch_input(s, plan, per_width * a.q_lora_rank, "q_up_proj");
   } else {
-    add_branch_input(s, sp, activation_tensor_bytes(model, plan), "q_proj");
+    add_branch_input(s, plan, activation_tensor_bytes(model, plan), "q_proj");
   }
-  add_branch_input(s, sp, per_width * a.kv_lora_rank, "kv_up_proj");
-  add_branch_input(s, sp, per_width * a.qk_rope_head_dim, "");
+  add_branch_input(s, plan, per_width * a.kv_lora_rank, "kv_up_proj");
+  add_branch_input(s, plan, per_width * a.qk_rope_head_dim, "");
 }
 
 }  // namespace
@@ -123,10 +127,10 @@ TpSchedule layer_tp_schedule(const TransformerConfig& model, const ParallelPlan&
   if (model.is_mla()) {
     add_latent_attention_inputs(s, model, plan);
   } else {
-    add_branch_input(s, sp, bytes, "qkv_proj");
+    add_branch_input(s, plan, bytes, "qkv_proj");
   }
   add_branch_output(s, sp, bytes);
-  add_branch_input(s, sp, bytes, mlp_gemm);
+  add_branch_input(s, plan, bytes, mlp_gemm);
   if (!model.parallel_residual) add_branch_output(s, sp, bytes);
   return s;
 }
@@ -143,7 +147,7 @@ TpSchedule mtp_input_tp_schedule(const TransformerConfig& model, const ParallelP
   if (plan.tp <= 1) return s;
   const bool sp = plan.sequence_parallel;
   const double bytes = activation_tensor_bytes(model, plan);
-  add_branch_input(s, sp, 2 * bytes, "mtp_eh_proj");
+  add_branch_input(s, plan, 2 * bytes, "mtp_eh_proj");
   s.forward.push_back(exposed(TpCollective::kAllGather, bytes));
   if (sp) s.backward.push_back(exposed(TpCollective::kAllGather, bytes));
   return s;
@@ -152,7 +156,7 @@ TpSchedule mtp_input_tp_schedule(const TransformerConfig& model, const ParallelP
 TpSchedule lm_head_tp_schedule(const TransformerConfig& model, const ParallelPlan& plan) {
   TpSchedule s;
   if (plan.tp <= 1) return s;
-  add_branch_input(s, plan.sequence_parallel, activation_tensor_bytes(model, plan), "lm_head");
+  add_branch_input(s, plan, activation_tensor_bytes(model, plan), "lm_head");
   const double tokens = plan.micro_batch_size * plan.local_seq_length();
   for (int i = 0; i < 3; ++i) s.forward.push_back(exposed(TpCollective::kAllReduce, 4.0 * tokens));
   return s;

@@ -184,6 +184,10 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
   }
   // So does expert parallelism.
   if (p.ep > 1) report["plan"]["ep"] = p.ep;
+  // And Megatron-LM's older backward (without its asynchronous TP all-reduce or its
+  // gradient-accumulation fusion).
+  if (!p.async_tp_allreduce) report["plan"]["async_tp_allreduce"] = false;
+  if (!p.gradient_accumulation_fusion) report["plan"]["gradient_accumulation_fusion"] = false;
   if (!c.ignored_config_fields.empty()) report["ignored_config_fields"] = c.ignored_config_fields;
   if (r.tied_embedding_ranks[0] >= 0)
     report["tied_embedding_all_reduce"] = {
@@ -215,6 +219,10 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
   line("precision", fmt::format("{} (gradients reduced in {}; MFU against the {} peak)", precision_name(p),
                                 p.grads_in_fp32() ? "fp32" : to_string(p.dtype),
                                 to_string(linear_gemm_dtype(p))));
+  if (!p.async_tp_allreduce)
+    line("tp backward", "input-gradient all-reduces waited for after each layer's backward (no async all-reduce)");
+  if (!p.gradient_accumulation_fusion)
+    line("weight gradients", "written by the wgrad, added into the main grads by a kernel per weight (no fusion)");
   line("iteration time", fmt::format("{:.4f} s (pipeline {:.4f} s)", r.iteration_time_s, r.pipeline_time_s));
   std::string reduce;
   for (std::size_t i = 0; i < r.gradient_reduce_s_per_rank.size(); ++i)

@@ -137,6 +137,35 @@ TEST_CASE("TP time: exposed forward, all-gathers beside dgrads, input-gradient c
   CHECK(rel(sp.backward_overlap_s, ag + qkv_w - pair_s(ag, qkv_w) + ag + up_w - pair_s(ag, up_w)) < 1e-12);
 }
 
+TEST_CASE("without the asynchronous TP all-reduce the input-gradient all-reduces are waited for") {
+  // Megatron-LM before LinearWithGradAccumulationAndAsyncAllreduce: autograd all-reduces a
+  // column-parallel layer's input gradient after its dgrad and wgrad, so an unsplit backward
+  // pays both all-reduces in full and nothing hides beside the wgrads.
+  const auto m = llama2_7b();
+  hetsim::ParallelPlan plan = tp8_plan();
+  const hetsim::TensorParallelLinks links{300e9, 3e-6};
+  const double S = 2.0 * 2 * 4096 * 4096, t = 8, B = 300e9, L = 3e-6;
+  const double ar = 2 * (t - 1) / t * S / B + 2 * (t - 1) * L;
+  const auto async = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
+  plan.async_tp_allreduce = false;
+  const auto sync = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
+  CHECK(sync.backward_overlap_s == 0.0);
+  CHECK(rel(sync.tp_comm_backward_s, 2 * ar) < 1e-12);
+  CHECK(rel(sync.fused_backward_s(), sync.backward_input_s + sync.backward_weight_s) < 1e-12);
+  MESSAGE("unsplit backward: async " << async.fused_backward_s() << " s, sync "
+                                     << sync.fused_backward_s() << " s");
+  CHECK(rel(sync.fused_backward_s() - async.fused_backward_s(), async.backward_overlap_s) < 1e-12);
+  CHECK(sync.forward_s == async.forward_s);
+
+  // With sequence parallelism the collectives always overlap (Megatron turns the flag off then).
+  plan.sequence_parallel = true;
+  const auto sp_sync = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
+  plan.async_tp_allreduce = true;
+  const auto sp_async = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
+  CHECK(sp_sync.fused_backward_s() == sp_async.fused_backward_s());
+  CHECK(sp_sync.backward_overlap_s == sp_async.backward_overlap_s);
+}
+
 TEST_CASE("scatter/gather: a stage all-gathers each received slice before using it") {
   // Narayanan et al. 2021, Sec. 4.1: each tensor-parallel rank sends 1/t of the replicated
   // output, and the receiver all-gathers the whole S = b*s*h*2 over its group: one ring

@@ -86,6 +86,13 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
   cmd.add_flag(
       "--accumulate-allreduce-grads-in-fp32", plan.accumulate_allreduce_grads_in_fp32,
       "fp16: accumulate and reduce gradients in fp32 main grads (always so for bf16, as Megatron)");
+  cmd.add_flag("--no-async-tensor-model-parallel-allreduce", args.no_async_tp_allreduce,
+               "without sequence parallelism, wait for each column-parallel layer's input-gradient "
+               "all-reduce after its backward instead of running it beside the wgrad (Megatron-LM "
+               "before late 2021)");
+  cmd.add_flag("--no-gradient-accumulation-fusion", args.no_gradient_accumulation_fusion,
+               "wgrad GEMMs write the weight gradient and a separate kernel adds it into the main "
+               "grad every microbatch (Megatron-LM before 2022)");
   cmd.add_flag("--use-distributed-optimizer", plan.distributed_optimizer,
                "shard optimizer state over data-parallel ranks (ZeRO-1)");
   cmd.add_option(
@@ -165,6 +172,8 @@ RunOptions resolve_run_options(const RunArgs& args, const TransformerConfig& mod
   options.plan.recompute = parse_recompute(args.recompute);
   options.plan.dtype = args.fp16 ? Dtype::kFp16 : Dtype::kBf16;
   options.plan.fp8 = parse_fp8_format(args.fp8_format);
+  options.plan.async_tp_allreduce = !args.no_async_tp_allreduce;
+  options.plan.gradient_accumulation_fusion = !args.no_gradient_accumulation_fusion;
   options.alpha_beta_collectives = args.collectives == "alpha-beta";
   options.site_placement = args.placement == "site-aware";
   if (args.layers_per_virtual_stage < 0)

@@ -21,6 +21,8 @@ struct RunArgs {
   bool bf16 = false;
   bool fp16 = false;
   std::string fp8_format;
+  bool no_async_tp_allreduce = false;           // --no-async-tensor-model-parallel-allreduce
+  bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion
   int layers_per_virtual_stage = 0;
   bool schedule_given = false;  // --schedule was given (set after parsing by the caller)
   RunOptions options;
