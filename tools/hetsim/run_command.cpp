@@ -65,16 +65,15 @@ void run(RunCommandArgs& command) {
                      model.ignored_fields};
   context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   // Checked in both output modes, and before the trace lands, so a figure that is not finite
-  // leaves no output behind.
-  const std::string report_json = dump_report(run_report_json(result, context), 2);
+  // leaves no output behind; only --json pays for the text of it.
+  const nlohmann::json report = run_report_json(result, context);
+  const std::string report_text = command.json ? dump_report(report, 2) : run_report_table(result, context);
+  if (!command.json) require_finite_report(report);
   if (trace) {
     trace->commit();
     log->info("trace: {} events written to {}", trace->events_written(), command.trace);
   }
-  if (command.json)
-    fmt::print("{}\n", report_json);
-  else
-    fmt::print("{}", run_report_table(result, context));
+  fmt::print("{}{}", report_text, command.json ? "\n" : "");
 }
 
 }  // namespace
