@@ -13,24 +13,12 @@ namespace {
 
 using hetsim::test::read_json;
 using hetsim::test::shell;
-using hetsim::test::slurp;
-
-struct Report {
-  nlohmann::json json;
-  std::string table;
-};
+using Report = hetsim::test::RunReport;
 
 // `hetsim run ARGS` on the shipped 4-node DGX H100 cluster, as JSON and as a table.
 Report run(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path() / ("hetsim-cp-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string command = std::string(HETSIM_BINARY) + " run --cluster " + HETSIM_SOURCE_DIR +
-                              "/topologies/clusters/dgx-h100-4node.json " + args;
-  REQUIRE(shell(command + " --json > " + (dir / "report.json").string()) == 0);
-  REQUIRE(shell(command + " > " + (dir / "table.txt").string()) == 0);
-  Report r{read_json(dir / "report.json"), slurp(dir / "table.txt")};
-  std::filesystem::remove_all(dir);
-  return r;
+  return hetsim::test::run_report(std::string("--cluster ") + HETSIM_SOURCE_DIR +
+                                  "/topologies/clusters/dgx-h100-4node.json " + args);
 }
 
 }  // namespace

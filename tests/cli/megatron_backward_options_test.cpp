@@ -2,38 +2,16 @@
 // `hetsim run` (the default job: Llama-3-8B, tp 4 on DGX H100): each makes the backward slower,
 // is named in the report and in its JSON plan, and leaves reports without them as they were.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "cli_test_support.hpp"
 
 namespace {
 
-using hetsim::test::read_json;
-using hetsim::test::shell;
+using Run = hetsim::test::RunReport;
 
-struct Run {
-  nlohmann::json json;
-  std::string table;
-};
-
-Run run(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("hetsim-backward-options-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string command = std::string(HETSIM_BINARY) + " run --gbs 16 " + args;
-  REQUIRE(shell(command + " --json > " + (dir / "report.json").string()) == 0);
-  REQUIRE(shell(command + " > " + (dir / "table.txt").string()) == 0);
-  Run r;
-  r.json = read_json(dir / "report.json");
-  std::ifstream in(dir / "table.txt");
-  r.table.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  std::filesystem::remove_all(dir);
-  return r;
-}
+Run run(const std::string& args) { return hetsim::test::run_report("--gbs 16 " + args); }
 
 double seconds(const Run& r) { return r.json["iteration_time_s"].get<double>(); }
 

@@ -2,36 +2,21 @@
 // cluster trains in fp16 at its tensor-core peak with a finite MFU, FP8 speeds up the default run
 // and fp16's 2-byte gradient reduction moves half the bytes of bf16's fp32 one.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <string>
+#include <utility>
 
 #include "cli_test_support.hpp"
 
 namespace {
 
-using hetsim::test::read_json;
-using hetsim::test::shell;
-
 // `hetsim run ARGS --json`, parsed; `table` gets the table output of the same run when not null.
 nlohmann::json run_json(const std::string& args, std::string* table = nullptr) {
-  static int counter = 0;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("hetsim-precision-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::filesystem::create_directories(dir);
-  const std::string run = std::string(HETSIM_BINARY) + " run " + args;
-  REQUIRE(shell(run + " --json > " + (dir / "report.json").string()) == 0);
-  if (table != nullptr) {
-    REQUIRE(shell(run + " > " + (dir / "table.txt").string()) == 0);
-    std::ifstream in(dir / "table.txt");
-    table->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  const nlohmann::json report = read_json(dir / "report.json");
-  std::filesystem::remove_all(dir);
-  return report;
+  hetsim::test::RunReport r = hetsim::test::run_report(args, table != nullptr);
+  if (table != nullptr) *table = std::move(r.table);
+  return r.json;
 }
 
 }  // namespace

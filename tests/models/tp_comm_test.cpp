@@ -49,6 +49,14 @@ hetsim::ParallelPlan tp8_plan() {
   plan.micro_batch_size = 2;
   return plan;
 }
+
+// The TP links of the timing tests below, and ring passes of that layer's S over 8 GPUs on them:
+// all-reduce 2(t-1)/t S/B + 2(t-1)L, all-gather (t-1)/t S/B + (t-1)L.
+const hetsim::TensorParallelLinks kLinks{300e9, 3e-6};
+double tp8_ring_pass_s() {
+  const double S = 2.0 * 2 * 4096 * 4096, t = 8;
+  return (t - 1) / t * S / kLinks.bandwidth_bytes_per_s + (t - 1) * kLinks.latency_s;
+}
 }  // namespace
 
 TEST_CASE("ring formulas") {
@@ -106,10 +114,8 @@ TEST_CASE("TP time: exposed forward, all-gathers beside dgrads, input-gradient c
   // wgrads hide what they can (pair_s).
   const auto m = llama2_7b();
   hetsim::ParallelPlan plan = tp8_plan();
-  const hetsim::TensorParallelLinks links{300e9, 3e-6};
-  const double S = 2.0 * 2 * 4096 * 4096, t = 8, B = 300e9, L = 3e-6;
-  const double ar = 2 * (t - 1) / t * S / B + 2 * (t - 1) * L;
-  const double ag = (t - 1) / t * S / B + (t - 1) * L;
+  const auto& links = kLinks;
+  const double ar = 2 * tp8_ring_pass_s(), ag = tp8_ring_pass_s();
   const auto c = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
   const double qkv_w = op_seconds(m, plan, "qkv_proj", true);
   const double up_w = op_seconds(m, plan, "mlp_gate_up_proj", true);
@@ -143,9 +149,8 @@ TEST_CASE("without the asynchronous TP all-reduce the input-gradient all-reduces
   // pays both all-reduces in full and nothing hides beside the wgrads.
   const auto m = llama2_7b();
   hetsim::ParallelPlan plan = tp8_plan();
-  const hetsim::TensorParallelLinks links{300e9, 3e-6};
-  const double S = 2.0 * 2 * 4096 * 4096, t = 8, B = 300e9, L = 3e-6;
-  const double ar = 2 * (t - 1) / t * S / B + 2 * (t - 1) * L;
+  const auto& links = kLinks;
+  const double ar = 2 * tp8_ring_pass_s();
   const auto async = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
   plan.async_tp_allreduce = false;
   const auto sync = hetsim::cost_chunk(m, plan, unit_gpu(), {0, 1, false, false}, links);
