@@ -175,13 +175,13 @@ TEST_CASE("no context parallelism for a sliding-window model") {
   for (const PlanCandidate& c : candidates) CHECK(c.cp == 1);
 }
 
-TEST_CASE("MoE models also try expert parallelism over 2, 4 and 8 data-parallel replicas, and DualPipe") {
+TEST_CASE("MoE models also try expert parallelism over 2, 4 and 8 data-parallel replicas, DualPipe and DualPipeV") {
   const TransformerConfig model = load_transformer_config(kRoot + "/models/configs/mixtral-8x7b.json");
   const PlanSpaceOptions options{kRoot + "/topologies/clusters/dgx-h100-4node.json",
                                  kRoot + "/models/configs/mixtral-8x7b.json", 64, 4096, false};
   const auto subsets = gpu_subsets(load_cluster_spec(options.cluster_file, test::catalog().keys()), test::catalog());
   std::set<int> eps;
-  int dualpipe = 0;
+  int dualpipe = 0, dualpipev = 0;
   for (const PlanCandidate& c : enumerate_candidates(model, subsets, options)) {
     eps.insert(c.ep);
     if (c.schedule == "dualpipe") {
@@ -189,6 +189,13 @@ TEST_CASE("MoE models also try expert parallelism over 2, 4 and 8 data-parallel 
       CHECK(c.vpp == 2);
       CHECK(c.pp % 2 == 0);
       CHECK(c.microbatches(options.global_batch_size) >= 2 * c.pp);
+    }
+    if (c.schedule == "dualpipev") {
+      ++dualpipev;
+      CHECK(c.vpp == 2);
+      CHECK(c.pp >= 2);
+      CHECK(c.microbatches(options.global_batch_size) >= 2 * c.pp);
+      CHECK(model.num_layers % (2 * c.pp) == 0);
     }
     CHECK(model.num_experts % c.ep == 0);
     CHECK(c.dp % c.ep == 0);
@@ -201,10 +208,12 @@ TEST_CASE("MoE models also try expert parallelism over 2, 4 and 8 data-parallel 
   }
   CHECK(eps == std::set<int>{1, 2, 4, 8});
   CHECK(dualpipe > 0);
+  CHECK(dualpipev > 0);
   // A dense model keeps ep 1 and the schedules it had.
   const TransformerConfig dense = load_transformer_config(kRoot + "/models/configs/llama-3-8b.json");
   for (const PlanCandidate& c : enumerate_candidates(dense, subsets, options)) {
     CHECK(c.ep == 1);
     CHECK(c.schedule != "dualpipe");
+    CHECK(c.schedule != "dualpipev");
   }
 }

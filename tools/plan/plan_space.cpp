@@ -162,8 +162,12 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
   std::vector<std::string> schedules =
       options.wide ? std::vector<std::string>{"1f1b", "interleaved", "zb-h1", "gpipe", "zb-h2"}
                    : std::vector<std::string>{"1f1b", "interleaved", "zb-h1"};
-  // DualPipe for MoE models, whose overlapped pairs hide the expert all-to-alls (DeepSeek-V3).
-  if (model.is_moe()) schedules.push_back("dualpipe");
+  // DualPipe and DualPipeV for MoE models, whose overlapped pairs hide the expert all-to-alls
+  // (DeepSeek-V3); DualPipeV holds one copy of the parameters where DualPipe holds two.
+  if (model.is_moe()) {
+    schedules.push_back("dualpipe");
+    schedules.push_back("dualpipev");
+  }
   const std::vector<int> zero_stages =
       options.wide ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1};
   const std::vector<double> offloads =
@@ -215,9 +219,14 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
                   continue;
                 vpps = {2};
               }
+              if (schedule == "dualpipev") {
+                // One V over the ranks, two chunks a rank, m >= 2p (deepseek-ai/DualPipe, dualpipev.py).
+                if (pp < 2 || m < 2 * pp || model.num_layers % (2 * pp) != 0) continue;
+                vpps = {2};
+              }
               // The partitioner costs one chunk per rank on its own GPU type (--balance-layers).
               std::vector<bool> balances = {false};
-              if (subset.gpu_types.size() > 1 && pp > 1 && schedule != "interleaved" && schedule != "dualpipe")
+              if (subset.gpu_types.size() > 1 && pp > 1 && vpps == std::vector<int>{1})
                 balances.push_back(true);
               for (const int vpp : vpps)
                 for (const std::string& recompute : recomputes)
