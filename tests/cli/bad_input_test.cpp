@@ -360,7 +360,7 @@ TEST_CASE("context parallelism that cannot split the sequence or the GPUs names 
         "(--context-parallel-size 2): use --placement megatron");
 }
 
-TEST_CASE("calibrate --refit pairs every CSV with a mapping, and a missing file is named") {
+TEST_CASE("calibrate --refit pairs every CSV with a mapping, names a missing file and wants a source for peaks") {
   const std::string data = kRoot + "/tests/data/vidur/";
   const std::string compute = data + "compute/a100/meta-llama/Llama-2-7b-hf/mlp.csv";
   const std::string mapping = kRoot + "/models/calibration/mappings/vidur_compute.json";
@@ -378,5 +378,12 @@ TEST_CASE("calibrate --refit pairs every CSV with a mapping, and a missing file 
   CHECK(error_of("calibrate --refit " + compute + " --mapping " + scratch.path.string() + "/none.json" + out,
                  scratch) ==
         scratch.path.string() + "/none.json: (document): got an unreadable file; expected a readable JSON file");
+  // Peaks go into a profile only with the datasheet they come from, in a dtype a profile knows.
+  CHECK(error_of("calibrate --refit " + compute + " --mapping " + mapping + " --peak-tflops 312" + out, scratch) ==
+        "calibrate --refit: --peak-tflops and --hbm-gbps are recorded in the profile only with --peaks-source (the "
+        "datasheet they come from)");
+  CHECK(error_of("calibrate --refit " + compute + " --mapping " + mapping +
+                     " --peak-tflops 312 --peak-dtype fp61 --peaks-source datasheet" + out,
+                 scratch) == "command line: --peak-dtype: got fp61; expected fp32, tf32, bf16, fp16 or fp8");
   CHECK_FALSE(std::filesystem::exists(scratch.path / "p.json"));
 }

@@ -79,6 +79,13 @@ TEST_CASE("the shipped profiles are a fresh refit of the recorded measurements, 
   const auto a100 = read_json(kRoot / "models/profiles/a100-80gb.json");
   CHECK(a100["gpu"]["name"] == "NVIDIA A100-SXM4-80GB");
   CHECK(read_json(kRoot / "models/profiles/a40.json")["gpu"]["name"] == "NVIDIA A40");
+  // The datasheet peaks in the dtype measured, so `calibrate --report` needs no flags.
+  CHECK(a100["gpu"]["peak_tflops"] == nlohmann::json({{"fp16", 312.0}}));
+  CHECK(a100["gpu"]["hbm_GBps"] == 2039.0);
+  for (const auto& [name, sources] : kSources) {
+    CHECK(shell(std::string(HETSIM_BINARY) + " calibrate --report " + (kRoot / "models/profiles" / name).string() +
+                " > /dev/null") == 0);
+  }
   // The network CSVs give the all-reduce at 2, 4 and 8 GPUs of one node, and send/recv at 2.
   CHECK(a100["collectives"]["all_reduce"].size() == 3);
   CHECK(a100["collectives"]["send_recv"].size() == 1);

@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "models/calibration/csv_importer.hpp"
 #include "models/calibration/fit_profile.hpp"
+#include "models/calibration/profile.hpp"
 #include "models/calibration/roofline_report.hpp"
 
 namespace hetsim {
@@ -27,9 +28,11 @@ struct CalibrateOptions {
   std::vector<std::string> refit;
   std::vector<std::string> mapping;
   std::string gpu_name;
+  // The roofline for --report; with --refit, recorded in the profile with their source.
   double peak_tflops = 0;
   std::string peak_dtype = "bf16";
   double hbm_GBps = 0;
+  std::string peaks_source;
 };
 
 // The directory of the running executable (Linux /proc/self/exe).
@@ -84,6 +87,14 @@ std::string relative_to_profile(const std::string& csv, const std::string& profi
   return std::filesystem::absolute(csv).lexically_normal().lexically_relative(directory).generic_string();
 }
 
+// The profile key of --peak-dtype; InputError naming the flag for an unknown dtype.
+std::string peak_dtype_key(const std::string& text) {
+  for (const Dtype d : {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16, Dtype::kFp16, Dtype::kFp8}) {
+    if (text == calibration::dtype_key(d)) return text;
+  }
+  throw InputError("command line", "--peak-dtype", text, "fp32, tf32, bf16, fp16 or fp8");
+}
+
 void refit(const CalibrateOptions& o) {
   if (o.mapping.empty()) throw Error("calibrate --refit needs --mapping (e.g. models/calibration/mappings/hetsim_raw.json)");
   if (o.refit.size() != o.mapping.size()) {
@@ -100,6 +111,13 @@ void refit(const CalibrateOptions& o) {
   }
   calibration::GpuInfo gpu;
   gpu.name = o.gpu_name.empty() ? std::filesystem::path(o.refit.front()).stem().string() : o.gpu_name;
+  if ((o.peak_tflops > 0 || o.hbm_GBps > 0) && o.peaks_source.empty()) {
+    throw Error("calibrate --refit: --peak-tflops and --hbm-gbps are recorded in the profile only with "
+                "--peaks-source (the datasheet they come from)");
+  }
+  if (o.peak_tflops > 0) gpu.peak_flops[peak_dtype_key(o.peak_dtype)] = o.peak_tflops * 1e12;
+  if (o.hbm_GBps > 0) gpu.hbm_bytes_per_s = o.hbm_GBps * 1e9;
+  gpu.peaks_source = o.peaks_source;
   calibration::ProfileData data = calibration::fit_profile(measurements, gpu).data();
   data.raw_measurements = std::move(sources);
   calibration::Profile(std::move(data)).save(o.out);
@@ -127,9 +145,13 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--mapping", options->mapping, "Column mapping JSON for --refit (one per --refit, in order)");
   cmd->add_option("--gpu-name", options->gpu_name,
                   "GPU the --refit measurements were taken on, as the driver names it (default: the first CSV's name)");
-  cmd->add_option("--peak-tflops", options->peak_tflops, "Roofline peak for --report, TFLOP/s (dense)");
+  cmd->add_option("--peak-tflops", options->peak_tflops,
+                  "Roofline peak for --report, TFLOP/s (dense); with --refit, recorded in the profile");
   cmd->add_option("--peak-dtype", options->peak_dtype, "Dtype the --peak-tflops figure is for (default bf16)");
-  cmd->add_option("--hbm-gbps", options->hbm_GBps, "Roofline memory bandwidth for --report, GB/s");
+  cmd->add_option("--hbm-gbps", options->hbm_GBps,
+                  "Roofline memory bandwidth for --report, GB/s; with --refit, recorded in the profile");
+  cmd->add_option("--peaks-source", options->peaks_source,
+                  "With --refit: the datasheet --peak-tflops and --hbm-gbps come from (recorded in the profile)");
   cmd->callback([options] {
     if (!options->report.empty()) {
       report(*options);
