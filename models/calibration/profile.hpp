@@ -49,7 +49,9 @@ struct TransferFit {
 // Everything a profile holds, as the fit produces it and the JSON stores it.
 struct ProfileData {
   GpuInfo gpu;
-  std::string raw_measurements;  // file name of the raw CSV, relative to the profile
+  // The raw CSVs the profile was fitted from, as paths relative to the profile's directory (a
+  // profile refitted from several measurement files names each, in the order they were given).
+  std::vector<std::string> raw_measurements;
   std::map<std::string, std::vector<GemmPoint>> gemm;            // by dtype
   std::string attention_method;  // "fused (cuDNN SDPA)" or "unfused (cuBLASLt batched GEMMs + softmax)"
   std::map<std::string, std::vector<AttentionPoint>> attention;  // by dtype

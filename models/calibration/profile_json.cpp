@@ -91,6 +91,25 @@ TransferFit transfer_from(const JsonInput& in, const char* rate_key, bool collec
   return f;
 }
 
+// `raw_measurements`: an array of CSV paths; a single string (profiles written before a profile
+// could be fitted from several files) is read as a one-file list; absent or "" means none.
+std::vector<std::string> raw_measurements_from(const JsonInput& root) {
+  if (!root.has("raw_measurements")) return {};
+  const JsonInput raw = root.at("raw_measurements");
+  if (raw.value().is_string()) {
+    const std::string file = raw.value().get<std::string>();
+    return file.empty() ? std::vector<std::string>{} : std::vector<std::string>{file};
+  }
+  if (!raw.value().is_array()) raw.fail("an array of CSV file names (or one file name)");
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < raw.array_size(); ++i) {
+    const JsonInput file = raw.at(i);
+    if (!file.value().is_string() || file.value().get<std::string>().empty()) file.fail("a CSV file name");
+    files.push_back(file.value().get<std::string>());
+  }
+  return files;
+}
+
 void check_dtype_key(const JsonInput& object, const std::string& key) {
   static const std::vector<std::string> known{"fp32", "tf32", "bf16", "fp16", "fp8"};
   if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -193,7 +212,7 @@ Profile Profile::from_json(const nlohmann::json& json, const std::string& file_n
       d.gpu.peak_flops[key] = peaks.non_negative(key) * 1e12;
     }
   }
-  d.raw_measurements = root.string_or("raw_measurements", "");
+  d.raw_measurements = raw_measurements_from(root);
 
   if (root.has("gemm_m_n_k_seconds")) {
     const JsonInput gemm = root.at("gemm_m_n_k_seconds");

@@ -1,6 +1,10 @@
 #include "models/calibration/roofline_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+#include <vector>
 
 namespace hetsim::calibration {
 
@@ -22,12 +26,22 @@ void row(std::string& out, const Roofline& r, const Measurement& m, const std::s
                      m.seconds * 1e6, roof_text, achieved);
 }
 
+// " (132 SMs, 1980 MHz SM clock, driver 13.0, CUDA 13.0)" with only the fields the profile knows:
+// a profile refitted from another profiler's CSV records none of them.
+std::string machine_details(const GpuInfo& g) {
+  std::vector<std::string> known;
+  if (g.sm_count > 0) known.push_back(fmt::format("{} SMs", g.sm_count));
+  if (g.sm_clock_mhz > 0) known.push_back(fmt::format("{} MHz SM clock", g.sm_clock_mhz));
+  if (!g.driver_version.empty()) known.push_back("driver " + g.driver_version);
+  if (!g.cuda_version.empty()) known.push_back("CUDA " + g.cuda_version);
+  return known.empty() ? "" : fmt::format(" ({})", fmt::join(known, ", "));
+}
+
 }  // namespace
 
 std::string roofline_report(const Profile& profile, const Roofline& r) {
   const ProfileData& d = profile.data();
-  std::string out = fmt::format("profile: {} ({} SMs, {} MHz SM clock, driver {}, CUDA {})\n", d.gpu.name,
-                                d.gpu.sm_count, d.gpu.sm_clock_mhz, d.gpu.driver_version, d.gpu.cuda_version);
+  std::string out = fmt::format("profile: {}{}\n", d.gpu.name, machine_details(d.gpu));
   out += fmt::format("roofline: HBM {:.0f} GB/s", r.memory_bytes_per_s / 1e9);
   for (const auto& [dtype, flops] : r.peak_flops) out += fmt::format(", {} {:.1f} TFLOP/s", dtype, flops / 1e12);
   out += r.source.empty() ? "\n" : fmt::format(" (source: {})\n", r.source);

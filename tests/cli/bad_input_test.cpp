@@ -359,3 +359,31 @@ TEST_CASE("context parallelism that cannot split the sequence or the GPUs names 
         "--placement site-aware lays out tp x pp x dp plans; it does not place context-parallel groups "
         "(--context-parallel-size 2): use --placement megatron");
 }
+
+TEST_CASE("calibrate --refit pairs every CSV with a mapping, names a missing file and wants a source for peaks") {
+  const std::string data = kRoot + "/tests/data/vidur/";
+  const std::string compute = data + "compute/a100/meta-llama/Llama-2-7b-hf/mlp.csv";
+  const std::string mapping = kRoot + "/models/calibration/mappings/vidur_compute.json";
+  Scratch scratch;
+  const std::string out = " --out " + (scratch.path / "p.json").string();
+  CHECK(error_of("calibrate --refit " + compute + " --refit " + compute + " --mapping " + mapping + out, scratch) ==
+        "calibrate: 2 --refit file(s) but 1 --mapping file(s); give one --mapping per --refit, paired in order");
+  CHECK(error_of("calibrate --mapping " + mapping + out, scratch) ==
+        "calibrate: 0 --refit file(s) but 1 --mapping file(s); give one --mapping per --refit, paired in order");
+  // The second pair's CSV is missing: named, and nothing is written from the first alone.
+  const std::string missing = data + "network/a100_dgx/all_gather.csv";
+  CHECK(error_of("calibrate --refit " + compute + " --mapping " + mapping + " --refit " + missing + " --mapping " +
+                     kRoot + "/models/calibration/mappings/vidur_all_reduce.json" + out,
+                 scratch) == missing + ": (document): got an unreadable file; expected a readable CSV file");
+  CHECK(error_of("calibrate --refit " + compute + " --mapping " + scratch.path.string() + "/none.json" + out,
+                 scratch) ==
+        scratch.path.string() + "/none.json: (document): got an unreadable file; expected a readable JSON file");
+  // Peaks go into a profile only with the datasheet they come from, in a dtype a profile knows.
+  CHECK(error_of("calibrate --refit " + compute + " --mapping " + mapping + " --peak-tflops 312" + out, scratch) ==
+        "calibrate --refit: --peak-tflops and --hbm-gbps are recorded in the profile only with --peaks-source (the "
+        "datasheet they come from)");
+  CHECK(error_of("calibrate --refit " + compute + " --mapping " + mapping +
+                     " --peak-tflops 312 --peak-dtype fp61 --peaks-source datasheet" + out,
+                 scratch) == "command line: --peak-dtype: got fp61; expected fp32, tf32, bf16, fp16 or fp8");
+  CHECK_FALSE(std::filesystem::exists(scratch.path / "p.json"));
+}

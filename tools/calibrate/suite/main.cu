@@ -103,7 +103,7 @@ int run(int argc, char** argv) {
   hetsim::calibration::Profile profile = hetsim::calibration::fit_profile(
       recorder.measurements(), gpu, "unfused (cuBLASLt batched GEMMs + softmax kernel; no cuDNN SDPA)");
   hetsim::calibration::ProfileData data = profile.data();
-  data.raw_measurements = raw_path.filename().string();
+  data.raw_measurements = {raw_path.filename().string()};
   hetsim::calibration::Profile(std::move(data)).save(out);
   fmt::print("wrote {} and {} ({} measurements)\n", out, raw_path.string(), recorder.measurements().size());
   return 0;
