@@ -19,14 +19,16 @@ int rank_of(std::uint64_t payload) { return static_cast<int>(payload >> 40); }
 }  // namespace
 
 GradientSync::GradientSync(Engine& engine, CollectiveLauncher& launcher, const std::vector<RankSync>& ranks,
-                           const TiedEmbeddingSync& tied_embedding, const OptimizerSync& optimizer_sync,
+                           const std::vector<RankPairAllReduce>& rank_pairs, const OptimizerSync& optimizer_sync,
                            int replicas, ReplayObserver* observer,
                            std::function<double(int)> step_optimizer, std::function<void(int)> rank_done)
     : engine_(engine),
       handler_id_(engine.add_handler(*this)),
       launcher_(launcher),
       ranks_(ranks),
-      tied_embedding_(tied_embedding),
+      rank_pairs_(rank_pairs),
+      pair_state_(rank_pairs.size()),
+      pairs_of_rank_(ranks.size()),
       optimizer_sync_(optimizer_sync),
       replicas_(replicas),
       observer_(observer),
@@ -36,11 +38,14 @@ GradientSync::GradientSync(Engine& engine, CollectiveLauncher& launcher, const s
       buckets_of_chunk_(ranks.size()) {
   stats_.busy_s.assign(ranks.size(), 0);
   stats_.exposed_s.assign(ranks.size(), 0);
-  if (tied_embedding_.active()) {
+  stats_.rank_pair_s.assign(rank_pairs.size(), 0);
+  for (std::size_t p = 0; p < rank_pairs.size(); ++p) {
     const auto valid = [&](int rank) { return rank >= 0 && static_cast<std::size_t>(rank) < ranks.size(); };
-    if (!valid(tied_embedding_.embedding_rank) || !valid(tied_embedding_.lm_head_rank))
-      throw SimulationError("the tied-embedding all-reduce refers to a pipeline rank that does not exist");
-    embedding_slot_ = launcher_.add_slot([this] { embedding_done(); });
+    const RankPairAllReduce& pair = rank_pairs[p];
+    if (!valid(pair.ranks[0]) || !valid(pair.ranks[1]) || pair.ranks[0] == pair.ranks[1])
+      throw SimulationError("a gradient all-reduce between two pipeline ranks refers to a rank that does not exist");
+    pair_state_[p].slot = launcher_.add_slot([this, p] { rank_pair_done(p); });
+    for (const int rank : pair.ranks) pairs_of_rank_[rank].push_back(p);
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     for (int group = 0; group < 2; ++group)
@@ -187,19 +192,34 @@ bool GradientSync::gradients_reduced(int rank) const {
   return state.replicas_finished >= replicas_ && state.gradients_done >= state.gradients_expected;
 }
 
-bool GradientSync::holds_tied_embedding(int rank) const {
-  return tied_embedding_.active() && (rank == tied_embedding_.embedding_rank || rank == tied_embedding_.lm_head_rank);
+bool GradientSync::rank_pairs_done(int rank) {
+  bool all_done = true;
+  for (const std::size_t p : pairs_of_rank_[rank]) {
+    RankPairState& state = pair_state_[p];
+    if (state.done) continue;
+    all_done = false;
+    // Both ranks join the pair's all-reduce once their own reductions are done.
+    const RankPairAllReduce& pair = rank_pairs_[p];
+    if (!state.launched && gradients_reduced(pair.ranks[0]) && gradients_reduced(pair.ranks[1])) {
+      state.launched = true;
+      state.started_s = engine_.now();
+      launcher_.launch(state.slot, pair.rings, pair.collective);
+    }
+  }
+  return all_done;
 }
 
-void GradientSync::embedding_done() {
-  embedding_done_ = true;
-  stats_.tied_embedding_s = engine_.now() - embedding_started_s_;
-  for (const int rank : {tied_embedding_.embedding_rank, tied_embedding_.lm_head_rank}) {
+void GradientSync::rank_pair_done(std::size_t p) {
+  RankPairState& state = pair_state_[p];
+  state.done = true;
+  stats_.rank_pair_s[p] = engine_.now() - state.started_s;
+  const RankPairAllReduce& pair = rank_pairs_[p];
+  for (const int rank : pair.ranks) {
     if (observer_)
       for (int replica = 0; replica < replicas_; ++replica)
         observer_->on_phase(PhaseRecord{replica * static_cast<int>(ranks_.size()) + rank, PhaseKind::kGradientReduce,
-                                        embedding_started_s_, engine_.now(), tied_embedding_.collective.bytes,
-                                        tied_embedding_.collective.op, false});
+                                        state.started_s, engine_.now(), pair.collective.bytes,
+                                        pair.collective.op, false});
     maybe_step(rank);
   }
 }
@@ -207,16 +227,7 @@ void GradientSync::embedding_done() {
 void GradientSync::maybe_step(int rank) {
   RankState& state = state_[rank];
   if (state.optimizer_started || !gradients_reduced(rank)) return;
-  if (holds_tied_embedding(rank) && !embedding_done_) {
-    // Both ranks join the embedding group's all-reduce once their own reductions are done.
-    if (!embedding_launched_ && gradients_reduced(tied_embedding_.embedding_rank) &&
-        gradients_reduced(tied_embedding_.lm_head_rank)) {
-      embedding_launched_ = true;
-      embedding_started_s_ = engine_.now();
-      launcher_.launch(embedding_slot_, tied_embedding_.rings, tied_embedding_.collective);
-    }
-    return;
-  }
+  if (!rank_pairs_done(rank)) return;
   if (state.ready_to_step) return;
   state.ready_to_step = true;
   // What the rank's own reductions left exposed; waiting for other ranks is not counted.

@@ -29,10 +29,10 @@ namespace hetsim {
 
 struct GradientSyncStats {
   std::vector<double> busy_s;     // [rank] time its gradient collectives ran, summed over its streams
-  // [rank] from the rank's last op until its gradients are reduced (and, on the tied-embedding
-  // ranks, the embedding all-reduced): waiting for other ranks before the step is not counted
+  // [rank] from the rank's last op until its gradients are reduced (and all-reduced with those
+  // of the ranks it shares weights with): waiting for other ranks before the step is not counted
   std::vector<double> exposed_s;
-  double tied_embedding_s = 0;    // how long the tied-embedding all-reduce ran (not in busy_s)
+  std::vector<double> rank_pair_s;  // [pair] how long each rank-pair all-reduce ran (not in busy_s)
 };
 
 class GradientSync : public EventHandler {
@@ -41,7 +41,7 @@ class GradientSync : public EventHandler {
   // have finished their ops; it returns when the optimizer step will end (absolute time), after
   // which the parameter all-gathers run and `rank_done(rank)` is called.
   GradientSync(Engine& engine, CollectiveLauncher& launcher, const std::vector<RankSync>& ranks,
-               const TiedEmbeddingSync& tied_embedding, const OptimizerSync& optimizer_sync, int replicas,
+               const std::vector<RankPairAllReduce>& rank_pairs, const OptimizerSync& optimizer_sync, int replicas,
                ReplayObserver* observer,
                std::function<double(int)> step_optimizer, std::function<void(int)> rank_done);
 
@@ -94,8 +94,10 @@ class GradientSync : public EventHandler {
   void launch(int rank, int group, const BucketCollective& collective);
   void collective_done(int rank, int group);
   bool gradients_reduced(int rank) const;
-  bool holds_tied_embedding(int rank) const;
-  void embedding_done();
+  // Launches the rank's pair all-reduces whose two ranks are both reduced; true when all of the
+  // rank's are done.
+  bool rank_pairs_done(int rank);
+  void rank_pair_done(std::size_t pair);
   void maybe_step(int rank);
   void step(int rank);
   void optimizer_done(int rank);
@@ -104,11 +106,15 @@ class GradientSync : public EventHandler {
   std::uint32_t handler_id_;
   CollectiveLauncher& launcher_;
   const std::vector<RankSync>& ranks_;
-  const TiedEmbeddingSync& tied_embedding_;
-  std::uint32_t embedding_slot_ = 0;
-  bool embedding_launched_ = false;
-  bool embedding_done_ = false;
-  double embedding_started_s_ = 0;
+  struct RankPairState {
+    std::uint32_t slot = 0;
+    bool launched = false;
+    bool done = false;
+    double started_s = 0;
+  };
+  const std::vector<RankPairAllReduce>& rank_pairs_;
+  std::vector<RankPairState> pair_state_;
+  std::vector<std::vector<std::size_t>> pairs_of_rank_;  // [rank] indices into rank_pairs_
   OptimizerSync optimizer_sync_;
   std::size_t ranks_ready_ = 0;
   int replicas_;

@@ -227,7 +227,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const std::vector<RankSync>& sync = in.sync.empty() ? no_sync_ : in.sync;
     launcher_ = std::make_unique<CollectiveLauncher>(engine_, in.alpha_beta_collectives ? nullptr : network_.get());
     sync_ = std::make_unique<GradientSync>(
-        engine_, *launcher_, sync, in.tied_embedding, in.optimizer_sync, in.replicas, in.observer, [this](int rank) { return step_optimizer(rank); },
+        engine_, *launcher_, sync, in.rank_pairs, in.optimizer_sync, in.replicas, in.observer, [this](int rank) { return step_optimizer(rank); },
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
     gradient_ops_ = gradient_ops(t_);
     sync_->set_gradient_ops(gradient_ops_.per_chunk);
@@ -281,7 +281,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     for (std::size_t l = 0; l < alpha_beta_bytes.size(); ++l) stats_.link_bytes[l] += alpha_beta_bytes[l];
     stats_.sync_busy_s = sync_->stats().busy_s;
     stats_.sync_exposed_s = sync_->stats().exposed_s;
-    stats_.tied_embedding_s = sync_->stats().tied_embedding_s;
+    stats_.rank_pair_s = sync_->stats().rank_pair_s;
     stats_.parameter_gather_s = gathers_->busy_s();
     stats_.flows += launcher_->flows();
     return std::move(stats_);

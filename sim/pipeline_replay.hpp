@@ -65,8 +65,9 @@ struct ReplayInputs {
   // optimizer). Its collectives run as flows in network mode, on the alpha-beta path otherwise
   // or when alpha_beta_collectives is set.
   std::vector<RankSync> sync;
-  // The tied word-embedding gradients' all-reduce between two pipeline ranks; inactive: none.
-  TiedEmbeddingSync tied_embedding;
+  // Gradient all-reduces between pairs of pipeline ranks holding the same weights (tied
+  // embeddings, DualPipe's two parameter copies), each active.
+  std::vector<RankPairAllReduce> rank_pairs;
   // The optimizer step's wait for every rank and its gradient-norm all-reduces.
   OptimizerSync optimizer_sync;
   bool alpha_beta_collectives = false;
@@ -97,7 +98,7 @@ struct ReplayStats {
   std::vector<double> link_bytes;
   std::vector<double> sync_busy_s;             // [rank] time its data-parallel collectives ran
   std::vector<double> sync_exposed_s;          // [rank] last op end to optimizer start
-  double tied_embedding_s = 0;                 // the tied-embedding all-reduce's time
+  std::vector<double> rank_pair_s;             // [pair] each rank-pair all-reduce's time
   std::vector<double> parameter_gather_s;      // [rank] time its ZeRO-3 parameter gathers ran
   double offloaded_bytes = 0;                  // per GPU, summed over workers
   std::uint64_t transfers = 0;

@@ -54,17 +54,18 @@ struct RankSync {
   bool gather_before_every_op = false;  // ZeRO-3; else the first forward only
 };
 
-// Megatron-LM's all-reduce of the word-embedding gradients when the input embedding and the LM
-// head share them (tied) on two pipeline ranks: after both ranks have reduced their data-parallel
-// gradients, each replica's embedding-rank GPU and LM-head-rank GPU of the same tensor- (and
-// context-) parallel index all-reduce the embedding's main gradients, and neither rank steps its
-// optimizer before it is done (finalize_model_grads, _allreduce_word_embedding_grads).
-struct TiedEmbeddingSync {
-  int embedding_rank = -1;  // -1: no such all-reduce (untied, one rank holds both, or pp 1)
-  int lm_head_rank = -1;
-  std::vector<RingHops> rings;  // one 2-GPU ring per pair, on its channels
+// Weights two pipeline ranks both hold, whose gradients the ranks all-reduce with each other:
+// after both have reduced their data-parallel gradients, each replica's GPUs of the same tensor-
+// (and context-) parallel index on the two ranks all-reduce them, and neither rank steps its
+// optimizer before it is done. Megatron-LM's tied word embeddings (the input embedding's rank and
+// the LM head's; finalize_model_grads, _allreduce_word_embedding_grads) and DualPipe's two copies
+// of the parameters (rank i and rank p-1-i hold the same two model slices; deepseek-ai/DualPipe
+// adds each copy's gradients into the other's before the step).
+struct RankPairAllReduce {
+  int ranks[2] = {-1, -1};      // ranks[0] < 0: no such all-reduce
+  std::vector<RingHops> rings;  // one 2-GPU ring per pair of GPUs, on its channels
   BucketCollective collective;  // over `rings`
-  bool active() const { return embedding_rank >= 0; }
+  bool active() const { return ranks[0] >= 0; }
 };
 
 }  // namespace hetsim

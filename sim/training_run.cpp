@@ -23,8 +23,8 @@
 #include "sim/collectives/alpha_beta.hpp"
 #include "sim/data_parallel_sync.hpp"
 #include "sim/optimizer_sync.hpp"
-#include "sim/tied_embedding_sync.hpp"
 #include "sim/pipeline_replay.hpp"
+#include "sim/rank_pair_syncs.hpp"
 #include "sim/site_placement.hpp"
 #include "sim/ring_collective.hpp"
 
@@ -669,8 +669,14 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
                                                        options.overlap_param_gather,
                                                        options.ddp_bucket_params,
                                                        options.wan_compression});
-  inputs.tied_embedding =
-      tied_embedding_sync(cluster, model, plan, placement, timetable, options.wan_compression);
+  // Tied embeddings first (index 0 when active), then DualPipe's mirrored copies.
+  const RankPairAllReduce tied_embedding =
+      tied_embedding_all_reduce(cluster, model, plan, placement, timetable, options.wan_compression);
+  if (tied_embedding.active()) inputs.rank_pairs.push_back(tied_embedding);
+  const std::vector<std::vector<ChunkCost>> rank_costs(inputs.costs.begin(), inputs.costs.begin() + placement.pp);
+  for (RankPairAllReduce& pair : mirrored_copy_all_reduces(cluster, plan, placement, timetable, slice_of, rank_costs,
+                                                           options.wan_compression))
+    inputs.rank_pairs.push_back(std::move(pair));
   inputs.optimizer_sync = optimizer_sync(cluster, plan, placement);
   inputs.alpha_beta_collectives = options.alpha_beta_collectives;
 
@@ -740,11 +746,18 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     result.gradient_reduce_exposed_s_per_rank.push_back(stats.sync_exposed_s[r] / h);
     result.parameter_gather_s_per_rank.push_back(stats.parameter_gather_s[r] / h);
   }
-  if (inputs.tied_embedding.active()) {
-    result.tied_embedding_ranks[0] = inputs.tied_embedding.embedding_rank;
-    result.tied_embedding_ranks[1] = inputs.tied_embedding.lm_head_rank;
-    result.tied_embedding_reduce_s = stats.tied_embedding_s;
-    result.tied_embedding_bytes_per_gpu = inputs.tied_embedding.collective.bytes;
+  const std::size_t first_mirror = tied_embedding.active() ? 1 : 0;
+  for (std::size_t p = first_mirror; p < inputs.rank_pairs.size(); ++p) {
+    const RankPairAllReduce& pair = inputs.rank_pairs[p];
+    result.mirrored_copy_ranks.push_back({pair.ranks[0], pair.ranks[1]});
+    result.mirrored_copy_reduce_s = std::max(result.mirrored_copy_reduce_s, stats.rank_pair_s[p]);
+    result.mirrored_copy_bytes_per_gpu = std::max(result.mirrored_copy_bytes_per_gpu, pair.collective.bytes);
+  }
+  if (tied_embedding.active()) {
+    result.tied_embedding_ranks[0] = tied_embedding.ranks[0];
+    result.tied_embedding_ranks[1] = tied_embedding.ranks[1];
+    result.tied_embedding_reduce_s = stats.rank_pair_s[0];
+    result.tied_embedding_bytes_per_gpu = tied_embedding.collective.bytes;
   }
   result.pipeline_time_s = stats.pipeline_end_s;
   result.events = stats.events;

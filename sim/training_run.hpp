@@ -4,6 +4,7 @@
 // chunk on its own GPU type, replays the timetable on the network and gathers what the report
 // shows. Throws PlanError for a plan that does not fit, ScheduleError for an unrunnable
 // timetable, SimulationError when the replay cannot finish.
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,6 +126,12 @@ struct RunResult {
   int tied_embedding_ranks[2] = {-1, -1};
   double tied_embedding_reduce_s = 0;
   double tied_embedding_bytes_per_gpu = 0;
+  // DualPipe's two parameter copies: the pairs of pipeline ranks holding the same slices, whose
+  // gradients are all-reduced with each other before the step; the longest of those all-reduces
+  // and the most bytes one GPU sends into one.
+  std::vector<std::array<int, 2>> mirrored_copy_ranks;
+  double mirrored_copy_reduce_s = 0;
+  double mirrored_copy_bytes_per_gpu = 0;
   // Context parallelism (cp > 1), per pipeline rank: the ring transfer time per iteration no
   // attention step hid on one GPU (in its ops' times already), and over all GPUs the bytes sent
   // round the rings per iteration (also counted in the link-class bytes below).

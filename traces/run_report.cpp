@@ -198,6 +198,10 @@ nlohmann::json run_report_json(const RunResult& r, const RunContext& c) {
         {"s", r.tied_embedding_reduce_s},
         {"pp_ranks", {r.tied_embedding_ranks[0], r.tied_embedding_ranks[1]}},
         {"bytes_per_gpu", r.tied_embedding_bytes_per_gpu}};
+  if (!r.mirrored_copy_ranks.empty())
+    report["mirrored_copies_all_reduce"] = {{"s", r.mirrored_copy_reduce_s},
+                                            {"pp_rank_pairs", r.mirrored_copy_ranks},
+                                            {"bytes_per_gpu", r.mirrored_copy_bytes_per_gpu}};
   return report;
 }
 
@@ -238,6 +242,12 @@ std::string run_report_table(const RunResult& r, const RunContext& c) {
     line("embedding all-reduce", fmt::format("{:.4f} s (tied embeddings: pp ranks {} and {}, {:.3f} GB per GPU)",
                                              r.tied_embedding_reduce_s, r.tied_embedding_ranks[0],
                                              r.tied_embedding_ranks[1], r.tied_embedding_bytes_per_gpu / 1e9));
+  if (!r.mirrored_copy_ranks.empty()) {
+    std::string pairs;
+    for (const auto& [a, b] : r.mirrored_copy_ranks) pairs += fmt::format("{}{}-{}", pairs.empty() ? "" : ", ", a, b);
+    line("copies' all-reduce", fmt::format("{:.4f} s (two copies of the parameters: pp ranks {}; up to {:.3f} GB per GPU)",
+                                            r.mirrored_copy_reduce_s, pairs, r.mirrored_copy_bytes_per_gpu / 1e9));
+  }
   if ((p.effective_zero_stage() == 3 || r.overlap_param_gather) && p.data_parallel_with_context() > 1) {
     std::string gathers;
     for (double s : r.parameter_gather_s_per_rank) gathers += fmt::format("{:.4f} ", s);

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "sim/optimizer_sync.hpp"
@@ -140,4 +141,34 @@ TEST_CASE("the gradient-norm group: model-parallel GPUs, or the world with the d
   const OptimizerSync fp16 = optimizer_sync(cluster, pipeline, Placement{1, 2, 1});
   CHECK(fp16.all_reduces == 2);
   CHECK(fp16.seconds == doctest::Approx(4 * kNicLatencyS).epsilon(1e-12));
+}
+
+TEST_CASE("DualPipe's two parameter copies: each pair of mirrored ranks all-reduces its gradients, S/B + 2L") {
+  // p 2: ranks 0 and 1 both hold slices 0 and 1, the whole model, each with its own copy of the
+  // tied embedding table on the LM head's slice; deepseek-ai/DualPipe adds each copy's gradients
+  // into the other's before the step. No tied-embedding all-reduce: each rank holds both ends.
+  const TransformerConfig& model = test::shipped_model("llama-3.2-1b");
+  RunOptions o = pipeline_of_two("dualpipe");
+  o.plan.vpp = 2;
+  StepTimes times;
+  const RunResult r = run(model, o, &times);
+  const double bytes = 4 * (model.total_params() + static_cast<double>(model.vocab_size) * model.hidden_size);
+  CHECK(r.tied_embedding_ranks[0] == -1);
+  REQUIRE(r.mirrored_copy_ranks.size() == 1);
+  CHECK(r.mirrored_copy_ranks[0] == std::array<int, 2>{0, 1});
+  CHECK(r.mirrored_copy_bytes_per_gpu == doctest::Approx(bytes).epsilon(1e-12));
+  CHECK(r.mirrored_copy_reduce_s == doctest::Approx(bytes / kNicBytesPerS + 2 * kNicLatencyS).epsilon(1e-9));
+  // Neither rank steps before it is done.
+  const double both_done = std::max(times.last_op_end_s[0], times.last_op_end_s[1]);
+  for (int w = 0; w < 2; ++w) CHECK(times.optimizer_start_s[w] >= both_done + r.mirrored_copy_reduce_s - 1e-12);
+
+  // With the distributed optimizer only each GPU's reduce-scattered shard is exchanged: 1/dp.
+  static const Cluster four = test::one_group_cluster("four-single-gpu-nodes", "h100-sxm", 4, 1, 370, 100);
+  RunOptions sharded = o;
+  sharded.plan.global_batch_size = 8;
+  sharded.plan.distributed_optimizer = true;
+  const RunResult two_replicas = simulate_training(four, test::shipped_catalog(), model, sharded);
+  CHECK(two_replicas.mirrored_copy_bytes_per_gpu == doctest::Approx(bytes / 2).epsilon(1e-12));
+  // One direction keeps one copy of every slice: nothing to exchange.
+  CHECK(run(model, pipeline_of_two()).mirrored_copy_ranks.empty());
 }
