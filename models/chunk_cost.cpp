@@ -476,14 +476,16 @@ double model_flops_per_iteration(const TransformerConfig& model, const ParallelP
   };
   // DeepSeek's first dense layers, then the model's layers alike, the LM head; per multi-token
   // prediction depth its projection, one more layer and the LM head again.
+  const std::vector<LayerOp> layer = transformer_layer_ops(model, whole);
+  const std::vector<LayerOp> lm_head = lm_head_ops(model, whole);
   if (model.first_dense_layers > 0)
     add(transformer_layer_ops(model.dense_layer_model(), whole), model.first_dense_layers);
-  add(transformer_layer_ops(model, whole), model.num_layers - model.first_dense_layers);
-  add(lm_head_ops(model, whole), 1);
+  add(layer, model.num_layers - model.first_dense_layers);
+  add(lm_head, 1);
   if (model.mtp_depth > 0) {
-    add(transformer_layer_ops(model, whole), model.mtp_depth);
+    add(layer, model.mtp_depth);
     add(mtp_input_ops(model, whole), model.mtp_depth);
-    add(lm_head_ops(model, whole), model.mtp_depth);
+    add(lm_head, model.mtp_depth);
   }
   const double microbatches_all_replicas =
       static_cast<double>(plan.global_batch_size) / plan.micro_batch_size;

@@ -29,8 +29,8 @@ RankPairAllReduce tied_embedding_all_reduce(const Cluster& cluster, const Transf
 // hold the same two slices, each training its copy on half the microbatches, and each adds the
 // other's gradients into its own before the optimizer step (deepseek-ai/DualPipe's example).
 // One all-reduce per such pair of ranks, of the gradients of every chunk whose slice both hold:
-// `chunk_costs[rank][chunk]` gives each chunk's parameters on one GPU, in the main-gradient
-// dtype; with the distributed optimizer (ZeRO >= 1) the data-parallel reduce-scatter has left
+// `chunk_costs[worker][chunk]` (replica 0's workers are 0..p-1, one per rank) gives each chunk's
+// parameters on one GPU, in the main-gradient dtype; with the distributed optimizer (ZeRO >= 1) the data-parallel reduce-scatter has left
 // each GPU its shard (dense weights over dp x cp, routed experts over dp x cp / ep), so only the
 // shard is exchanged. None for schedules that keep one copy of each slice.
 std::vector<RankPairAllReduce> mirrored_copy_all_reduces(const Cluster& cluster, const ParallelPlan& plan,

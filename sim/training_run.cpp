@@ -673,9 +673,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   const RankPairAllReduce tied_embedding =
       tied_embedding_all_reduce(cluster, model, plan, placement, timetable, options.wan_compression);
   if (tied_embedding.active()) inputs.rank_pairs.push_back(tied_embedding);
-  const std::vector<std::vector<ChunkCost>> rank_costs(inputs.costs.begin(), inputs.costs.begin() + placement.pp);
-  for (RankPairAllReduce& pair : mirrored_copy_all_reduces(cluster, plan, placement, timetable, slice_of, rank_costs,
-                                                           options.wan_compression))
+  for (RankPairAllReduce& pair : mirrored_copy_all_reduces(cluster, plan, placement, timetable, slice_of,
+                                                           inputs.costs, options.wan_compression))
     inputs.rank_pairs.push_back(std::move(pair));
   inputs.optimizer_sync = optimizer_sync(cluster, plan, placement);
   inputs.alpha_beta_collectives = options.alpha_beta_collectives;

@@ -79,6 +79,12 @@ ValidationCase narayanan(const std::string& model, double tflops_per_gpu, int he
   c.micro_batch = micro_batch;
   c.global_batch = global_batch;
   c.recompute = Recompute::kFull;
+  // The Megatron-LM of the paper (examples/sc21/README.md names commit 6985e58): its
+  // column-parallel layers all-reduce the input gradient after their backward
+  // (copy_to_tensor_model_parallel_region; the asynchronous all-reduce came later in 2021) and its
+  // wgrads accumulate through autograd (gradient-accumulation fusion came in 2022).
+  c.async_tp_allreduce = false;
+  c.gradient_accumulation_fusion = false;
   return c;
 }
 
@@ -140,14 +146,8 @@ RunOptions run_options(const ValidationCase& c) {
   // The Megatron-LM of both papers (2021, 2022) splits pipeline sends over the tensor-parallel
   // ranks by default (--no-scatter-gather-tensors-in-pipeline turned it off).
   p.scatter_gather_p2p = true;
-  if (c.paper == kNarayanan) {
-    // The SC'21 runs used Megatron-LM as of the paper (examples/sc21/README.md names commit
-    // 6985e58): its column-parallel layers all-reduce the input gradient after their backward
-    // (copy_to_tensor_model_parallel_region; the asynchronous all-reduce came later in 2021) and
-    // its wgrads accumulate through autograd (gradient-accumulation fusion came in 2022).
-    p.async_tp_allreduce = false;
-    p.gradient_accumulation_fusion = false;
-  }
+  p.async_tp_allreduce = c.async_tp_allreduce;
+  p.gradient_accumulation_fusion = c.gradient_accumulation_fusion;
   o.schedule = c.vpp > 1 ? "interleaved" : "1f1b";
   return o;
 }

@@ -40,6 +40,9 @@ struct ValidationCase {
   int global_batch = 1;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
+  // The backward of the Megatron-LM the run used (ParallelPlan's fields of the same names).
+  bool async_tp_allreduce = true;
+  bool gradient_accumulation_fusion = true;
 };
 
 struct CaseResult {
