@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "models/roofline.hpp"
 
 namespace hetsim {
 
@@ -30,6 +31,44 @@ LinearFit fit_relative_least_squares(const std::vector<double>& work,
   fit.intercept = (sxx * st - sx * sxt) / det;
   if (!(fit.slope > 0)) throw Error("efficiency fit: time does not grow with work");
   return fit;
+}
+
+double fit_ridge_exponent(const std::vector<double>& compute_s, const std::vector<double>& memory_s,
+                          const std::vector<double>& seconds) {
+  if (compute_s.size() != seconds.size() || memory_s.size() != seconds.size() || seconds.empty()) {
+    throw Error("ridge exponent fit needs (compute, memory, measured) triples");
+  }
+  for (double t : seconds) {
+    if (!(t > 0)) throw Error("ridge exponent fit needs positive measured times");
+  }
+  const auto relative_sse = [&](double p) {
+    double sum = 0;
+    for (std::size_t i = 0; i < seconds.size(); ++i) {
+      const double r = roofline_gemm_time(compute_s[i], memory_s[i], p) / seconds[i] - 1;
+      sum += r * r;
+    }
+    return sum;
+  };
+  const double golden = (std::sqrt(5.0) - 1) / 2;
+  double lo = 1.0, hi = 16.0;
+  double a = hi - golden * (hi - lo), b = lo + golden * (hi - lo);
+  double fa = relative_sse(a), fb = relative_sse(b);
+  while (hi - lo > 1e-4) {
+    if (fa <= fb) {
+      hi = b;
+      b = a;
+      fb = fa;
+      a = hi - golden * (hi - lo);
+      fa = relative_sse(a);
+    } else {
+      lo = a;
+      a = b;
+      fa = fb;
+      b = lo + golden * (hi - lo);
+      fb = relative_sse(b);
+    }
+  }
+  return (lo + hi) / 2;
 }
 
 EfficiencyCurve curve_from_fit(const LinearFit& fit, double rate) {

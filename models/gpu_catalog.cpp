@@ -30,10 +30,12 @@ EfficiencyCurve read_curve(const JsonInput& curve) {
 
 RooflineEfficiency read_efficiency(const JsonInput& root) {
   const JsonInput eff = root.at("efficiency");
-  eff.reject_unknown_keys({"gemm_compute", "gemm_memory", "elementwise", "norm"});
+  eff.reject_unknown_keys({"gemm_compute", "gemm_memory", "gemm_ridge_exponent", "elementwise", "norm"});
   RooflineEfficiency out;
   out.gemm_compute = read_curve(eff.at("gemm_compute"));
   out.gemm_memory = read_curve(eff.at("gemm_memory"));
+  out.gemm_ridge_exponent = eff.positive("gemm_ridge_exponent");
+  if (out.gemm_ridge_exponent < 1.0) eff.at("gemm_ridge_exponent").fail("a number >= 1");
   out.elementwise = read_curve(eff.at("elementwise"));
   out.norm = read_curve(eff.at("norm"));
   out.source = root.string("efficiency_source");

@@ -2,6 +2,7 @@
 // The GPU catalog: one JSON file per GPU type under models/gpus/, every figure with its source
 // beside it in the file. Loaded once; looked up by key ("h100-sxm").
 #include <array>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ struct RooflineEfficiency {
   EfficiencyCurve gemm_memory;   // GEMM operand bytes (weights dominate) against HBM bandwidth
   EfficiencyCurve elementwise;   // residual adds, activation functions, dropout, softmax
   EfficiencyCurve norm;          // LayerNorm / RMSNorm (row reductions)
+  // A GEMM whose compute and memory times are alike (near the roofline's ridge) takes longer
+  // than the slower of the two, as its phases overlap only in part: time = (t_c^p + t_m^p)^(1/p)
+  // with this p >= 1 (1 adds them; infinity, the default, is the plain max of an ideal
+  // roofline). See models/roofline.hpp.
+  double gemm_ridge_exponent = std::numeric_limits<double>::infinity();
   std::string source;            // where the parameters come from ("efficiency_source")
 };
 

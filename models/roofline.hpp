@@ -18,11 +18,18 @@ struct KernelWork {
   double bytes = 0;  // HBM bytes read + written
 };
 
-// time = max(flops / (peak(dtype) * e_c) + o_c, bytes / (HBM * e_m) + o_m) for GEMMs, with the
-// gemm_compute and gemm_memory curves; bytes / (HBM * e) + o for the memory-bound classes.
+// GEMMs: compute time t_c = flops / (peak(dtype) * e_c) + o_c and memory time
+// t_m = bytes / (HBM * e_m) + o_m from the gemm_compute and gemm_memory curves, combined as
+// (t_c^p + t_m^p)^(1/p) with the GPU's gemm_ridge_exponent p: the slower of the two far from the
+// ridge, 2^(1/p) times either where they are equal (measured GEMMs there run 1.3x the slower,
+// models/README.md). Memory-bound classes: bytes / (HBM * e) + o.
 // Zero work costs 0 s. A GEMM in a dtype the GPU lacks (catalog peak 0) throws Error: there is
 // no silent fallback to another dtype's peak (runs check their precision first, see
 // models/precision.hpp).
 double kernel_time(KernelKind kind, const KernelWork& work, const GpuSpec& gpu, Dtype dtype);
+
+// A GEMM's time from its compute and memory times and the ridge exponent p >= 1:
+// (compute^p + memory^p)^(1/p).
+double roofline_gemm_time(double compute_s, double memory_s, double p);
 
 }  // namespace hetsim

@@ -76,6 +76,11 @@ TEST_CASE("bad GPU files: unknown key, missing field, wrong type, non-positive v
         "bad.json: /sources/hbm_GBps: got \"\"; expected a non-empty source string");
   CHECK(message_of(catalog_with("eff", [](auto& d) { d["efficiency"]["norm"]["max_efficiency"] = 1.5; })) ==
         "bad.json: /efficiency/norm/max_efficiency: got 1.5; expected a fraction in (0, 1]");
+  CHECK(message_of(catalog_with("ridge", [](auto& d) { d["efficiency"]["gemm_ridge_exponent"] = 0.5; })) ==
+        "bad.json: /efficiency/gemm_ridge_exponent: got 0.5; expected a number >= 1");
+  CHECK(message_of(catalog_with("ridge_missing", [](auto& d) { d["efficiency"].erase("gemm_ridge_exponent"); })) ==
+        "bad.json: /efficiency/gemm_ridge_exponent: got nothing (missing); expected a value for required member "
+        "\"gemm_ridge_exponent\"");
   CHECK(message_of(catalog_with("idle", [](auto& d) { d["idle_power_W"] = 500; })) ==
         "bad.json: /idle_power_W: got 500; expected a number below max_power_W");
 }

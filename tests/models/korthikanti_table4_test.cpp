@@ -7,7 +7,8 @@
 // (SP forward faster; full recompute's backward the slowest, selective between) and each time
 // within 8% (the roofline's efficiencies are fitted on forward kernels only; a GEMM beside a TP
 // collective runs 18.9% slower while it runs, kOverlapComputeSlowdown). Backward was 3-9% fast
-// with the overlap taken as perfect, 1.5-7.1% with the slowdown.
+// with the overlap taken as perfect, 1.5-7.1% with the slowdown, 0.5-5.7% with the GEMM ridge
+// exponent (the score and context BMMs sit near the ridge).
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -200,7 +200,10 @@ TEST_CASE("ZeRO-3 all-gathers the weights layer by layer before every forward an
     g += layers;
   }
   CHECK(r3.parameter_gather_s_per_rank[0] > 0);
-  CHECK(r3.iteration_time_s > r2.iteration_time_s);
+  // The same compute with gathers added and stage 2's trailing gather (after the step) gone: no
+  // faster than stage 2 without that gather.
+  const PhaseRecord& trailing = two.of_worker_0.back();
+  CHECK(r3.iteration_time_s > r2.iteration_time_s - (trailing.end_s - trailing.start_s));
   // NIC bytes: 2m gathers replace stage 2's one; reduce-scatters (fp32, twice a gather's bytes)
   // stay m: (2m - 1) S_g / (m 2 S_g + S_g).
   CHECK((r3.bytes_nic - r2.bytes_nic) / r2.bytes_nic == doctest::Approx((2.0 * m - 1) / (2.0 * m + 1)).epsilon(1e-9));
