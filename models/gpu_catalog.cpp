@@ -30,7 +30,8 @@ EfficiencyCurve read_curve(const JsonInput& curve) {
 
 RooflineEfficiency read_efficiency(const JsonInput& root) {
   const JsonInput eff = root.at("efficiency");
-  eff.reject_unknown_keys({"gemm_compute", "gemm_memory", "gemm_ridge_exponent", "elementwise", "norm"});
+  eff.reject_unknown_keys(
+      {"gemm_compute", "gemm_memory", "gemm_ridge_exponent", "elementwise", "norm", "score_elementwise"});
   RooflineEfficiency out;
   out.gemm_compute = read_curve(eff.at("gemm_compute"));
   out.gemm_memory = read_curve(eff.at("gemm_memory"));
@@ -38,6 +39,7 @@ RooflineEfficiency read_efficiency(const JsonInput& root) {
   if (out.gemm_ridge_exponent < 1.0) eff.at("gemm_ridge_exponent").fail("a number >= 1");
   out.elementwise = read_curve(eff.at("elementwise"));
   out.norm = read_curve(eff.at("norm"));
+  out.score_elementwise = read_curve(eff.at("score_elementwise"));
   out.source = root.string("efficiency_source");
   if (out.source.empty()) root.at("efficiency_source").fail("a non-empty description of the fit");
   return out;

@@ -224,13 +224,16 @@ void add_attention_core(const Shape& x, bool flash, bool dropout, std::vector<La
   qk.forward = {scores_flops, x.e * (q + k + scores)};
   qk.backward_input = {2 * scores_flops, x.e * (2 * scores + 2 * q + 2 * k)};  // dQ = dS K, dK = dS^T Q
   ops.push_back(qk);
-  LayerOp softmax = memory_op("softmax", KernelKind::kElementwise, scores, scores, 2 * scores, scores, x.e);
+  // Megatron's fused scaled masked softmax and torch's dropout on the probabilities, each a pass
+  // over the s x s scores on their own efficiency curve (score_elementwise).
+  LayerOp softmax = memory_op("softmax", KernelKind::kScoreElementwise, scores, scores, 2 * scores, scores, x.e);
   softmax.op_class = OpClass::kAttention;  // measured with QK^T and PV as one attention core
   softmax.attention = shape;
   softmax.attention_core = true;
   ops.push_back(softmax);
   if (dropout) {
     LayerOp drop = dropout_op("attention_dropout", scores, x.e);
+    drop.kind = KernelKind::kScoreElementwise;
     drop.attention_core = true;
     ops.push_back(drop);
   }

@@ -39,6 +39,8 @@ double kernel_time(KernelKind kind, const KernelWork& work, const GpuSpec& gpu, 
       return curve_time(e.elementwise, work.bytes, hbm);
     case KernelKind::kNorm:
       return curve_time(e.norm, work.bytes, hbm);
+    case KernelKind::kScoreElementwise:
+      return curve_time(e.score_elementwise, work.bytes, hbm);
   }
   return 0.0;
 }

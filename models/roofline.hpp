@@ -8,8 +8,9 @@ namespace hetsim {
 // Kernel classes with their own efficiency curves.
 enum class KernelKind {
   kGemm,         // dense or batched matmul: compute-bound unless the operands dominate
-  kElementwise,  // adds, activations, dropout, softmax, embedding gather: memory-bound
+  kElementwise,  // adds, activations, hidden-state dropout, embedding gather: memory-bound
   kNorm,         // LayerNorm / RMSNorm: memory-bound row reductions
+  kScoreElementwise,  // the unfused attention's softmax and dropout over the s x s scores
 };
 
 // Work of one kernel on one GPU.
@@ -22,7 +23,7 @@ struct KernelWork {
 // t_m = bytes / (HBM * e_m) + o_m from the gemm_compute and gemm_memory curves, combined as
 // (t_c^p + t_m^p)^(1/p) with the GPU's gemm_ridge_exponent p: the slower of the two far from the
 // ridge, 2^(1/p) times either where they are equal (measured GEMMs there run 1.3x the slower,
-// models/README.md). Memory-bound classes: bytes / (HBM * e) + o.
+// models/README.md). Memory-bound classes: bytes / (HBM * e) + o, each with its own curve.
 // Zero work costs 0 s. A GEMM in a dtype the GPU lacks (catalog peak 0) throws Error: there is
 // no silent fallback to another dtype's peak (runs check their precision first, see
 // models/precision.hpp).

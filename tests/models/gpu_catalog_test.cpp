@@ -81,6 +81,9 @@ TEST_CASE("bad GPU files: unknown key, missing field, wrong type, non-positive v
   CHECK(message_of(catalog_with("ridge_missing", [](auto& d) { d["efficiency"].erase("gemm_ridge_exponent"); })) ==
         "bad.json: /efficiency/gemm_ridge_exponent: got nothing (missing); expected a value for required member "
         "\"gemm_ridge_exponent\"");
+  CHECK(message_of(catalog_with("score", [](auto& d) { d["efficiency"].erase("score_elementwise"); })) ==
+        "bad.json: /efficiency/score_elementwise: got nothing (missing); expected a value for required member "
+        "\"score_elementwise\"");
   CHECK(message_of(catalog_with("idle", [](auto& d) { d["idle_power_W"] = 500; })) ==
         "bad.json: /idle_power_W: got 500; expected a number below max_power_W");
 }
