@@ -33,13 +33,7 @@ const hetsim::GpuSpec& a100() {
   return catalog.at("a100-80gb");
 }
 
-hetsim::ParallelPlan table3_plan() {
-  hetsim::ParallelPlan p;
-  p.tp = 8;
-  p.micro_batch_size = 4;
-  p.seq_length = 2048;
-  return p;
-}
+hetsim::ParallelPlan table3_plan() { return hetsim::test::tp_plan(8, 4, 2048); }
 
 }  // namespace
 

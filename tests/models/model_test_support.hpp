@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/layer_ops.hpp"
+#include "models/parallel_plan.hpp"
 #include "models/transformer_config.hpp"
 
 namespace hetsim::test {
@@ -42,6 +43,15 @@ inline GpuSpec unit_gpu() {
   g.peak_flops = {1e14, 1e14, 1e15, 1e15, 0};
   g.hbm_bytes_per_s = 2e12;
   return g;
+}
+
+// A tensor-parallel plan of one microbatch shape (everything else at ParallelPlan's defaults).
+inline ParallelPlan tp_plan(int tp, int micro_batch_size, int seq_length) {
+  ParallelPlan plan;
+  plan.tp = tp;
+  plan.micro_batch_size = micro_batch_size;
+  plan.seq_length = seq_length;
+  return plan;
 }
 
 inline double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }

@@ -42,13 +42,7 @@ double op_seconds(const hetsim::TransformerConfig& m, const hetsim::ParallelPlan
 
 namespace {
 // Llama-2-7B's layer at tp 8, micro-batch 2, 4,096 tokens: S = 2 B x 2 x 4096 x 4096.
-hetsim::ParallelPlan tp8_plan() {
-  hetsim::ParallelPlan plan;
-  plan.tp = 8;
-  plan.seq_length = 4096;
-  plan.micro_batch_size = 2;
-  return plan;
-}
+hetsim::ParallelPlan tp8_plan() { return hetsim::test::tp_plan(8, 2, 4096); }
 
 // The TP links of the timing tests below, and ring passes of that layer's S over 8 GPUs on them:
 // all-reduce 2(t-1)/t S/B + 2(t-1)L, all-gather (t-1)/t S/B + (t-1)L.
