@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/math/tools/minima.hpp>
+
 #include "base/error.hpp"
 #include "models/roofline.hpp"
 
@@ -49,26 +51,8 @@ double fit_ridge_exponent(const std::vector<double>& compute_s, const std::vecto
     }
     return sum;
   };
-  const double golden = (std::sqrt(5.0) - 1) / 2;
-  double lo = 1.0, hi = 16.0;
-  double a = hi - golden * (hi - lo), b = lo + golden * (hi - lo);
-  double fa = relative_sse(a), fb = relative_sse(b);
-  while (hi - lo > 1e-4) {
-    if (fa <= fb) {
-      hi = b;
-      b = a;
-      fb = fa;
-      a = hi - golden * (hi - lo);
-      fa = relative_sse(a);
-    } else {
-      lo = a;
-      a = b;
-      fa = fb;
-      b = lo + golden * (hi - lo);
-      fb = relative_sse(b);
-    }
-  }
-  return (lo + hi) / 2;
+  // Brent's minimizer to 20 bits (about 1e-6 of p).
+  return boost::math::tools::brent_find_minima(relative_sse, 1.0, 16.0, 20).first;
 }
 
 EfficiencyCurve curve_from_fit(const LinearFit& fit, double rate) {

@@ -20,8 +20,8 @@ LinearFit fit_relative_least_squares(const std::vector<double>& work,
 
 // The ridge exponent p of GEMM times (c^p + m^p)^(1/p) (roofline_gemm_time) that best fits
 // measured `seconds` of GEMMs whose compute and memory times by the curves are `compute_s` and
-// `memory_s`, by least squares on the relative error; a golden-section search over p in [1, 16]
-// to 1e-4. Throws Error for mismatched lengths, no points or non-positive times.
+// `memory_s`, by least squares on the relative error; Brent's minimizer (Boost.Math) over p in
+// [1, 16]. Throws Error for mismatched lengths, no points or non-positive times.
 double fit_ridge_exponent(const std::vector<double>& compute_s, const std::vector<double>& memory_s,
                           const std::vector<double>& seconds);
 

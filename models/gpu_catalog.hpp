@@ -27,17 +27,17 @@ struct EfficiencyCurve {
 struct RooflineEfficiency {
   EfficiencyCurve gemm_compute;  // GEMM FLOPs against peak(dtype)
   EfficiencyCurve gemm_memory;   // GEMM operand bytes (weights dominate) against HBM bandwidth
+  // A GEMM whose compute and memory times are alike (near the roofline's ridge) takes longer
+  // than the slower of the two, as its phases overlap only in part: time = (t_c^p + t_m^p)^(1/p)
+  // with this p >= 1 (1 adds them; infinity, the default, is the plain max of an ideal
+  // roofline). See models/roofline.hpp.
+  double gemm_ridge_exponent = std::numeric_limits<double>::infinity();
   EfficiencyCurve elementwise;   // residual adds, activation functions, hidden-state dropout
   EfficiencyCurve norm;          // LayerNorm / RMSNorm (row reductions)
   // The unfused attention core's scaled masked softmax and attention dropout over the s x s
   // scores: the widest elementwise kernels of a layer, measured slower than the adds and
   // activations `elementwise` is fitted on.
   EfficiencyCurve score_elementwise;
-  // A GEMM whose compute and memory times are alike (near the roofline's ridge) takes longer
-  // than the slower of the two, as its phases overlap only in part: time = (t_c^p + t_m^p)^(1/p)
-  // with this p >= 1 (1 adds them; infinity, the default, is the plain max of an ideal
-  // roofline). See models/roofline.hpp.
-  double gemm_ridge_exponent = std::numeric_limits<double>::infinity();
   std::string source;            // where the parameters come from ("efficiency_source")
 };
 

@@ -7,11 +7,11 @@
 
 namespace hetsim {
 
-namespace {
-double curve_time(const EfficiencyCurve& curve, double work, double rate) {
+double curve_seconds(const EfficiencyCurve& curve, double work, double rate) {
   return work / (rate * curve.max_efficiency) + curve.overhead_s;
 }
 
+namespace {
 double gemm_peak(const GpuSpec& gpu, Dtype dtype) {
   const double peak = gpu.peak(dtype);
   if (!(peak > 0))
@@ -33,14 +33,14 @@ double kernel_time(KernelKind kind, const KernelWork& work, const GpuSpec& gpu, 
   const double hbm = gpu.hbm_bytes_per_s;
   switch (kind) {
     case KernelKind::kGemm:
-      return roofline_gemm_time(curve_time(e.gemm_compute, work.flops, gemm_peak(gpu, dtype)),
-                                curve_time(e.gemm_memory, work.bytes, hbm), e.gemm_ridge_exponent);
+      return roofline_gemm_time(curve_seconds(e.gemm_compute, work.flops, gemm_peak(gpu, dtype)),
+                                curve_seconds(e.gemm_memory, work.bytes, hbm), e.gemm_ridge_exponent);
     case KernelKind::kElementwise:
-      return curve_time(e.elementwise, work.bytes, hbm);
+      return curve_seconds(e.elementwise, work.bytes, hbm);
     case KernelKind::kNorm:
-      return curve_time(e.norm, work.bytes, hbm);
+      return curve_seconds(e.norm, work.bytes, hbm);
     case KernelKind::kScoreElementwise:
-      return curve_time(e.score_elementwise, work.bytes, hbm);
+      return curve_seconds(e.score_elementwise, work.bytes, hbm);
   }
   return 0.0;
 }

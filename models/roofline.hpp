@@ -29,6 +29,10 @@ struct KernelWork {
 // models/precision.hpp).
 double kernel_time(KernelKind kind, const KernelWork& work, const GpuSpec& gpu, Dtype dtype);
 
+// One curve's time for `work` (FLOPs or bytes) against a peak `rate`:
+// work / (rate * max_efficiency) + overhead_s.
+double curve_seconds(const EfficiencyCurve& curve, double work, double rate);
+
 // A GEMM's time from its compute and memory times and the ridge exponent p >= 1:
 // (compute^p + memory^p)^(1/p).
 double roofline_gemm_time(double compute_s, double memory_s, double p);

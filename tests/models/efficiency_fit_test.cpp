@@ -86,10 +86,10 @@ std::vector<Sample> samples_of(const std::string& csv) {
 
 // A GEMM's compute and memory times by the two GEMM curves.
 double compute_time(const Sample& s, const hetsim::RooflineEfficiency& e, double peak) {
-  return s.work.flops / (peak * e.gemm_compute.max_efficiency) + e.gemm_compute.overhead_s;
+  return hetsim::curve_seconds(e.gemm_compute, s.work.flops, peak);
 }
 double memory_time(const Sample& s, const hetsim::RooflineEfficiency& e, double hbm) {
-  return s.work.bytes / (hbm * e.gemm_memory.max_efficiency) + e.gemm_memory.overhead_s;
+  return hetsim::curve_seconds(e.gemm_memory, s.work.bytes, hbm);
 }
 
 // The GEMMs neither curve was fitted on: more than 16 and fewer than 1024 tokens, where compute

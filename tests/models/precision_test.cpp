@@ -70,11 +70,10 @@ TEST_CASE("the roofline never costs a GEMM at another dtype's peak") {
   CHECK_THROWS_WITH_AS(hetsim::kernel_time(hetsim::KernelKind::kGemm, work, v100, Dtype::kBf16),
                        "GPU type v100-32gb has no bf16 peak in the GPU catalog", hetsim::Error);
   const double fp16 = hetsim::kernel_time(hetsim::KernelKind::kGemm, work, v100, Dtype::kFp16);
-  const auto& e = v100.efficiency.gemm_compute;
-  const auto& em = v100.efficiency.gemm_memory;
-  const double expected = hetsim::roofline_gemm_time(2e12 / (125e12 * e.max_efficiency) + e.overhead_s,
-                                                     1e6 / (v100.hbm_bytes_per_s * em.max_efficiency) + em.overhead_s,
-                                                     v100.efficiency.gemm_ridge_exponent);
+  const auto& e = v100.efficiency;
+  const double expected = hetsim::roofline_gemm_time(hetsim::curve_seconds(e.gemm_compute, 2e12, 125e12),
+                                                     hetsim::curve_seconds(e.gemm_memory, 1e6, v100.hbm_bytes_per_s),
+                                                     e.gemm_ridge_exponent);
   std::printf("V100 fp16 GEMM of 2 TFLOP: expected %.6f s, got %.6f s\n", expected, fp16);
   CHECK(fp16 == doctest::Approx(expected).epsilon(1e-12));
 }
