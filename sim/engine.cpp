@@ -1,8 +1,16 @@
 #include "sim/engine.hpp"
 
+#include <chrono>
+
 #include "base/error.hpp"
 
 namespace hetsim {
+
+namespace {
+thread_local EventLoopStats loop_stats;
+}  // namespace
+
+const EventLoopStats& Engine::thread_loop_stats() { return loop_stats; }
 
 std::uint32_t Engine::add_handler(EventHandler& handler) {
   handlers_.push_back(&handler);
@@ -17,12 +25,19 @@ void Engine::schedule(double delay_s, std::uint32_t handler, std::uint32_t kind,
 }
 
 void Engine::run() {
+  const auto start = std::chrono::steady_clock::now();
+  const std::uint64_t processed_before = processed_;
+  std::uint64_t pending_sum = 0;
   while (!queue_.empty()) {
     const Event event = queue_.pop();
     now_ = event.time;
     ++processed_;
+    pending_sum += queue_.size();
     handlers_[event.handler]->handle(event);
   }
+  loop_stats.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  loop_stats.events += processed_ - processed_before;
+  loop_stats.pending_sum += pending_sum;
 }
 
 }  // namespace hetsim

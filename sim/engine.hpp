@@ -14,6 +14,15 @@ class EventHandler {
   virtual void handle(const Event& event) = 0;
 };
 
+// What the engines of one thread did inside Engine::run, summed over all of them: a benchmark
+// reads it before and after a simulation to time the event loop apart from the setup around it
+// and to size a reference loop. Wall-clock figures: never part of a simulation's result.
+struct EventLoopStats {
+  double wall_s = 0;                 // inside run()
+  std::uint64_t events = 0;          // popped and dispatched
+  std::uint64_t pending_sum = 0;     // events still queued after each pop, summed
+};
+
 class Engine {
  public:
   std::uint32_t add_handler(EventHandler& handler);
@@ -24,6 +33,7 @@ class Engine {
   double now() const { return now_; }
   std::uint64_t events_processed() const { return processed_; }
   std::size_t events_pending() const { return queue_.size(); }
+  static const EventLoopStats& thread_loop_stats();
 
  private:
   EventQueue queue_;

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
+#include <vector>
 
 #include "base/error.hpp"
 #include "models/tp_collectives.hpp"
@@ -16,24 +16,32 @@ RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::ve
   RingBottleneck result;
   if (rings.empty() || rings.front().size() < 2) return result;
   result.ranks = static_cast<int>(rings.front().size());
-  std::map<LinkId, int> hops_on_link;
-  for (const auto& ring : rings)
-    for (std::size_t i = 0; i < ring.size(); ++i)
-      for (LinkId link : cluster.route(ring[i], ring[(i + 1) % ring.size()])) ++hops_on_link[link];
-  const auto& links = cluster.links();
-  result.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  // Every hop's route, and the links they cross sorted, so that a link's hop count is the length
+  // of its run (a ring of 16,384 GPUs crosses tens of thousands of links: no tree of counters).
+  std::vector<const std::vector<LinkId>*> routes;
+  std::vector<LinkId> crossings;
   for (const auto& ring : rings)
     for (std::size_t i = 0; i < ring.size(); ++i) {
-      double latency = 0;
-      for (LinkId link : cluster.route(ring[i], ring[(i + 1) % ring.size()])) {
-        latency += links[link].latency_s;
-        const double speedup = links[link].link_class == LinkClass::kWan ? wan_compression : 1.0;
-        result.bandwidth_bytes_per_s =
-            std::min(result.bandwidth_bytes_per_s,
-                     links[link].bandwidth_bytes_per_s * speedup / hops_on_link[link]);
-      }
-      result.latency_s = std::max(result.latency_s, latency);
+      routes.push_back(&cluster.route(ring[i], ring[(i + 1) % ring.size()]));
+      crossings.insert(crossings.end(), routes.back()->begin(), routes.back()->end());
     }
+  std::sort(crossings.begin(), crossings.end());
+  const auto hops_on_link = [&crossings](LinkId link) {
+    const auto [first, last] = std::equal_range(crossings.begin(), crossings.end(), link);
+    return static_cast<double>(last - first);
+  };
+  const auto& links = cluster.links();
+  result.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  for (const std::vector<LinkId>* route : routes) {
+    double latency = 0;
+    for (LinkId link : *route) {
+      latency += links[link].latency_s;
+      const double speedup = links[link].link_class == LinkClass::kWan ? wan_compression : 1.0;
+      result.bandwidth_bytes_per_s = std::min(
+          result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s * speedup / hops_on_link(link));
+    }
+    result.latency_s = std::max(result.latency_s, latency);
+  }
   return result;
 }
 

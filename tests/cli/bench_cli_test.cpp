@@ -46,8 +46,10 @@ TEST_CASE("hetsim bench --json reports each scenario's events, times, memory and
   CHECK(scenarios[0].at("name") == "replay-1k");
   for (const nlohmann::json& s : scenarios) {
     INFO(s.dump());
-    for (const char* field : {"events", "wall_s", "events_per_s", "peak_rss_mib", "simulated_s",
-                              "bare_loop_wall_s", "bare_loop_events_per_s", "ratio_to_bare_loop"}) {
+    for (const char* field :
+         {"events", "wall_s", "events_per_s", "loop_wall_s", "loop_events_per_s", "mean_pending",
+          "peak_rss_mib", "simulated_s", "bare_loop_wall_s", "bare_loop_events_per_s",
+          "ratio_to_bare_loop", "loop_ratio_to_bare_loop"}) {
       REQUIRE(s.contains(field));
       REQUIRE(s.at(field).is_number());
       const double value = s.at(field).get<double>();
@@ -61,9 +63,19 @@ TEST_CASE("hetsim bench --json reports each scenario's events, times, memory and
     CHECK(s.at("ratio_to_bare_loop").get<double>() ==
           doctest::Approx(s.at("events_per_s").get<double>() /
                           s.at("bare_loop_events_per_s").get<double>()));
+    CHECK(s.at("loop_events_per_s").get<double>() ==
+          doctest::Approx(events / s.at("loop_wall_s").get<double>()));
+    CHECK(s.at("loop_ratio_to_bare_loop").get<double>() ==
+          doctest::Approx(s.at("loop_events_per_s").get<double>() /
+                          s.at("bare_loop_events_per_s").get<double>()));
+    // The event loop is part of the scenario, which also loads the cluster and costs the ops.
+    CHECK(s.at("loop_wall_s").get<double>() < s.at("wall_s").get<double>());
   }
-  // The 1,024-GPU replay's events are the deterministic count the replay makes.
+  // The 1,024-GPU replay's events are the deterministic count the replay makes; its 128 workers
+  // (tensor-parallel groups) keep fewer events pending than there are GPUs.
   CHECK(scenarios[0].at("events").get<double>() > 100000);
+  CHECK(scenarios[0].at("mean_pending").get<double>() > 1);
+  CHECK(scenarios[0].at("mean_pending").get<double>() < 1024);
 }
 
 TEST_CASE("hetsim bench refuses an unknown scenario and a repeat count out of range") {

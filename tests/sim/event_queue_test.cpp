@@ -1,8 +1,9 @@
 // The engine's order: (time, insertion sequence). Equal times pop in insertion order, whatever
-// the heap's layout.
+// the queue's layout.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -32,6 +33,21 @@ TEST_CASE("ties break by insertion order, earlier times first") {
   CHECK(engine.now() == 2.0);
 }
 
+TEST_CASE("the thread's loop statistics count every engine's events and what waited after each pop") {
+  const EventLoopStats before = Engine::thread_loop_stats();
+  for (int engines = 0; engines < 2; ++engines) {
+    Engine engine;
+    Recorder recorder;
+    const auto id = engine.add_handler(recorder);
+    for (int e = 0; e < 4; ++e) engine.schedule(e, id, 0, 0);
+    engine.run();
+  }
+  const EventLoopStats& after = Engine::thread_loop_stats();
+  CHECK(after.events - before.events == 8);
+  CHECK(after.pending_sum - before.pending_sum == 2 * (3 + 2 + 1 + 0));
+  CHECK(after.wall_s >= before.wall_s);
+}
+
 TEST_CASE("a negative delay is refused") {
   Engine engine;
   Recorder recorder;
@@ -41,7 +57,7 @@ TEST_CASE("a negative delay is refused") {
 
 TEST_CASE("the queue pops in the order of a sorted (time, sequence) list under random pushes") {
   // Times on a coarse grid so that many tie; pops interleave with pushes (an engine's handler
-  // pushes right after a pop, into the root the pop left vacant) and runs of either.
+  // pushes right after a pop, often at the time just popped) and runs of either.
   EventQueue queue;
   std::vector<Event> reference;  // every event pushed and not yet popped
   std::mt19937_64 random(12);
@@ -68,4 +84,40 @@ TEST_CASE("the queue pops in the order of a sorted (time, sequence) list under r
     REQUIRE(queue.size() == reference.size());
     REQUIRE(queue.empty() == reference.empty());
   }
+}
+
+TEST_CASE("the queue keeps (time, sequence) order over times of every magnitude and refuses the past") {
+  // Delays from 1e-12 s to 1e4 s spread the events over buckets of every exponent; each pop is
+  // followed by pushes from its time, as an engine's handlers make them.
+  EventQueue queue;
+  std::vector<Event> reference;
+  std::mt19937_64 random(7);
+  std::uint64_t sequence = 0;
+  const auto push = [&](double time) {
+    queue.push(time, 0, 0, sequence);
+    reference.push_back(Event{time, sequence, 0, 0, sequence});
+    ++sequence;
+  };
+  for (int e = 0; e < 64; ++e) push(std::ldexp(1.0, static_cast<int>(random() % 60) - 40));
+  push(-0.0);  // the same time as +0: it pops before later pushes at 0 and after earlier ones
+  push(0.0);
+  double now = 0;
+  for (int step = 0; step < 5000; ++step) {
+    const auto earliest = std::min_element(
+        reference.begin(), reference.end(), [](const Event& a, const Event& b) {
+          return a.time != b.time ? a.time < b.time : a.sequence < b.sequence;
+        });
+    const Event popped = queue.pop();
+    REQUIRE(popped.payload == earliest->payload);
+    now = popped.time;
+    reference.erase(earliest);
+    const int pushes = static_cast<int>(random() % 3);
+    for (int p = 0; p < pushes; ++p)
+      push(random() % 4 == 0 ? now : now + std::ldexp(1.0, static_cast<int>(random() % 53) - 40));
+    if (reference.empty()) push(now);
+  }
+  REQUIRE(now > 0);
+  CHECK_THROWS_WITH(queue.push(now / 2, 0, 0, 0), "event queued before the last event popped");
+  CHECK_THROWS_WITH(queue.push(-1.0, 0, 0, 0), "event queued at a negative or NaN time");
+  CHECK(queue.size() == reference.size());
 }

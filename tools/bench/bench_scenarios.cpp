@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "models/transformer_config.hpp"
 #include "sim/collectives/collective_plan.hpp"
 #include "sim/collectives/flow_collective.hpp"
+#include "sim/engine.hpp"
 #include "sim/event_queue.hpp"
 #include "topologies/cluster_loader.hpp"
 
@@ -72,8 +74,7 @@ ScenarioRun replay_once(const GpuCatalog& catalog, const std::string& cluster_fi
   const Cluster cluster = load_cluster(cluster_file, catalog.keys());
   const TransformerConfig config = load_transformer_config(data_directory() + "/" + model);
   const RunResult result = simulate_training(cluster, catalog, config, options);
-  return ScenarioRun{result.events, result.iteration_time_s,
-                     static_cast<std::size_t>(cluster.gpu_count())};
+  return ScenarioRun{result.events, result.iteration_time_s};
 }
 
 namespace {
@@ -87,7 +88,7 @@ ScenarioRun flat_ring_once(const GpuCatalog& catalog, const std::string& cluster
   const CollectivePlan plan = plan_collective(cluster, CollectiveOp::kAllReduce,
                                               CollectiveAlgo::kRing, group, 1024.0 * 1024 * 1024);
   const CollectiveTiming timing = simulate_collective_flows(cluster, plan);
-  return ScenarioRun{timing.events, timing.time_s, static_cast<std::size_t>(gpus)};
+  return ScenarioRun{timing.events, timing.time_s};
 }
 
 double median(std::vector<double> values) {
@@ -144,7 +145,7 @@ double bare_heap_loop(std::uint64_t events, std::size_t pending) {
   // Uniform in [0, 1) ms from the top 53 bits, written here so every standard library agrees.
   const auto delay = [&random] { return static_cast<double>(random() >> 11) * 0x1.0p-53 * 1e-3; };
   std::uint64_t sequence = 0;
-  for (std::size_t i = 0; i < std::max<std::size_t>(pending, 1); ++i)
+  for (std::size_t i = 0; i <= pending; ++i)
     heap.push(Event{delay(), sequence++, 0, 0, i});
   double last = 0;
   for (std::uint64_t i = 0; i < events; ++i) {
@@ -177,29 +178,43 @@ Measurement measure(const Scenario& scenario, int repeats) {
   m.description = scenario.description;
   reset_peak_rss();
   std::vector<double> walls;
+  std::vector<double> loop_walls;
   ScenarioRun run;
+  EventLoopStats loop;
   for (int i = 0; i < std::max(repeats, 1); ++i) {
+    const EventLoopStats before = Engine::thread_loop_stats();
     const auto start = std::chrono::steady_clock::now();
     run = scenario.run();
     walls.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const EventLoopStats& after = Engine::thread_loop_stats();
+    loop = {after.wall_s - before.wall_s, after.events - before.events,
+            after.pending_sum - before.pending_sum};
+    loop_walls.push_back(loop.wall_s);
   }
   m.peak_rss_mib = peak_rss_mib();
   m.events = run.events;
   m.simulated_s = run.simulated_s;
   m.wall_s = median(walls);
   m.events_per_s = static_cast<double>(m.events) / m.wall_s;
+  m.loop_wall_s = median(loop_walls);
+  m.loop_events_per_s = static_cast<double>(m.events) / m.loop_wall_s;
+  m.mean_pending = loop.events > 0 ? static_cast<double>(loop.pending_sum) /
+                                         static_cast<double>(loop.events)
+                                   : 0;
+  const auto population = static_cast<std::size_t>(std::llround(m.mean_pending));
   std::vector<double> bare;
   double checksum = 0;
   for (int i = 0; i < std::max(repeats, 1); ++i) {
     const auto start = std::chrono::steady_clock::now();
-    checksum += bare_heap_loop(m.events, run.pending);
+    checksum += bare_heap_loop(m.events, population);
     bare.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (!(checksum >= 0)) throw Error("bench: the bare heap loop went back in time");
   m.bare_loop_wall_s = median(bare);
   m.bare_loop_events_per_s = static_cast<double>(m.events) / m.bare_loop_wall_s;
   m.ratio_to_bare_loop = m.events_per_s / m.bare_loop_events_per_s;
+  m.loop_ratio_to_bare_loop = m.loop_events_per_s / m.bare_loop_events_per_s;
   return m;
 }
 

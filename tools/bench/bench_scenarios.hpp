@@ -2,8 +2,8 @@
 // The benchmark scenarios shared by `hetsim bench` and the bench_replay program: replays of one
 // training iteration on scaled DGX H100 clusters, a flow-simulated ring all-reduce, and a bare
 // binary-heap loop (the engine's events with no model behind them) to compare their event rates
-// against. Each scenario is timed over repeats (median wall time) with its own peak resident
-// memory.
+// against. Each scenario is timed over repeats (median wall time), whole and its event loop alone
+// (Engine::thread_loop_stats), with its own peak resident memory.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,8 +18,7 @@ namespace hetsim::bench {
 // What one repeat of a scenario did.
 struct ScenarioRun {
   std::uint64_t events = 0;
-  double simulated_s = 0;   // iteration or collective time, for a reader to recognise the case
-  std::size_t pending = 1;  // event population the bare loop compares against (see bare_heap_loop)
+  double simulated_s = 0;  // iteration or collective time, for a reader to recognise the case
 };
 
 struct Scenario {
@@ -71,10 +70,10 @@ ScenarioRun replay_once(const GpuCatalog& catalog, const std::string& cluster_fi
 std::vector<Scenario> standard_scenarios(const std::string& data_dir, const GpuCatalog& catalog);
 
 // The engine's events in a bare binary heap (std::priority_queue, the engine's (time, sequence)
-// order) with no model behind them: `pending` events are queued, then `events` times the earliest
-// is popped and one is pushed a pseudo-random delay (uniform in [0, 1) ms, mt19937_64 seeded
-// constantly) after it, so the heap holds `pending` events throughout, as a simulation whose
-// population stays level does. Returns the time of the last event popped.
+// order) with no model behind them: `pending` + 1 events are queued, then `events` times the
+// earliest is popped and one is pushed a pseudo-random delay (uniform in [0, 1) ms, mt19937_64
+// seeded constantly) after it, so `pending` events wait after each pop, as in a simulation whose
+// population stays level. Returns the time of the last event popped.
 double bare_heap_loop(std::uint64_t events, std::size_t pending);
 
 // Peak resident memory: reset_peak_rss() starts a new high-water mark where the kernel allows it
@@ -87,16 +86,21 @@ struct Measurement {
   std::string name;
   std::string description;
   std::uint64_t events = 0;
-  double wall_s = 0;  // median of the repeats
+  double wall_s = 0;  // median of the repeats: the whole scenario (setup, loop, teardown)
   double events_per_s = 0;
+  double loop_wall_s = 0;  // median of the repeats: inside Engine::run only
+  double loop_events_per_s = 0;
+  double mean_pending = 0;  // events queued after each pop, on average over the loop
   double peak_rss_mib = 0;
   double simulated_s = 0;
-  double bare_loop_wall_s = 0;  // median, same event count and population
+  double bare_loop_wall_s = 0;  // median, same event count, population mean_pending
   double bare_loop_events_per_s = 0;
-  double ratio_to_bare_loop = 0;  // events_per_s / bare_loop_events_per_s
+  double ratio_to_bare_loop = 0;       // events_per_s / bare_loop_events_per_s
+  double loop_ratio_to_bare_loop = 0;  // loop_events_per_s / bare_loop_events_per_s
 };
 
-// Runs `scenario` `repeats` times and the bare loop as many times with its event count.
+// Runs `scenario` `repeats` times and the bare loop as many times with its event count and its
+// loop's mean population of pending events.
 Measurement measure(const Scenario& scenario, int repeats);
 
 }  // namespace hetsim::bench
