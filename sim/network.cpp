@@ -21,24 +21,60 @@ Network::Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& 
       handler_id_(engine.add_handler(*this)),
       listener_(listener),
       options_(options),
-      links_(std::move(links)),
-      capacity_(links_.size()),
-      next_step_(links_.size(), 0),
-      step_pending_(links_.size(), false),
-      flows_on_link_(links_.size()),
-      link_bytes_(links_.size(), 0.0),
-      link_mark_(links_.size(), 0),
-      link_left_(links_.size(), 0.0),
-      link_unfrozen_(links_.size(), 0),
-      link_version_(links_.size(), 0) {
-  for (std::size_t l = 0; l < links_.size(); ++l) {
-    if (!(links_[l].bandwidth_bytes_per_s > 0))
+      links_(links.size()),
+      bandwidth_steps_(links.size()),
+      overflow_flows_(links.size()) {
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    if (!(links[l].bandwidth_bytes_per_s > 0))
       throw Error("network: link " + std::to_string(l) + " has no bandwidth");
-    for (const BandwidthStep& step : links_[l].bandwidth_steps)
+    for (const BandwidthStep& step : links[l].bandwidth_steps)
       if (!(step.bytes_per_s > 0))
         throw Error("network: a bandwidth step of link " + std::to_string(l) + " is not positive");
-    capacity_[l] = links_[l].bandwidth_bytes_per_s;
+    links_[l].capacity = links[l].bandwidth_bytes_per_s;
+    links_[l].latency_s = links[l].latency_s;
+    links_[l].has_steps = !links[l].bandwidth_steps.empty();
+    bandwidth_steps_[l] = std::move(links[l].bandwidth_steps);
   }
+}
+
+std::vector<double> Network::link_bytes() const {
+  std::vector<double> bytes(links_.size());
+  for (std::size_t l = 0; l < links_.size(); ++l) bytes[l] = links_[l].bytes;
+  return bytes;
+}
+
+std::span<const std::uint32_t> Network::flows_on(int link) const {
+  const Link& state = links_[link];
+  if (state.flow_count <= kInlineFlows) return {state.inline_flows, state.flow_count};
+  return overflow_flows_[link];
+}
+
+void Network::add_flow(int link, std::uint32_t flow) {
+  Link& state = links_[link];
+  if (state.flow_count < kInlineFlows) {
+    state.inline_flows[state.flow_count++] = flow;
+    return;
+  }
+  std::vector<std::uint32_t>& overflow = overflow_flows_[link];
+  if (state.flow_count == kInlineFlows)
+    overflow.assign(state.inline_flows, state.inline_flows + kInlineFlows);
+  overflow.push_back(flow);
+  ++state.flow_count;
+}
+
+void Network::remove_flow(int link, std::uint32_t flow) {
+  Link& state = links_[link];
+  if (state.flow_count <= kInlineFlows) {
+    std::uint32_t* const end = state.inline_flows + state.flow_count;
+    *std::find(state.inline_flows, end, flow) = *(end - 1);
+    --state.flow_count;
+    return;
+  }
+  std::vector<std::uint32_t>& overflow = overflow_flows_[link];
+  *std::find(overflow.begin(), overflow.end(), flow) = overflow.back();
+  overflow.pop_back();
+  if (--state.flow_count == kInlineFlows)
+    std::copy(overflow.begin(), overflow.end(), state.inline_flows);
 }
 
 std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
@@ -46,15 +82,13 @@ std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
 bool Network::start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
                          double extra_delay_s) {
   const std::uint32_t index = take_slot();
-  flows_[index].shared_route = nullptr;
-  flows_[index].own_route = route;
-  return start(index, bytes, token, extra_delay_s);
-}
-
-bool Network::start_flow_on_shared_route(const std::vector<int>& route, double bytes,
-                                         std::uint64_t token, double extra_delay_s) {
-  const std::uint32_t index = take_slot();
-  flows_[index].shared_route = &route;
+  Flow& flow = flows_[index];
+  flow.route_length = static_cast<std::uint32_t>(route.size());
+  if (route.size() <= kInlineLinks) {
+    std::copy(route.begin(), route.end(), flow.inline_links);
+  } else {
+    flow.long_route.assign(route.begin(), route.end());
+  }
   return start(index, bytes, token, extra_delay_s);
 }
 
@@ -73,7 +107,7 @@ std::uint32_t Network::take_slot() {
 
 bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, double extra_delay_s) {
   Flow& flow = flows_[index];
-  const std::vector<int>& route = route_of(flow);
+  const std::span<const int> route = route_of(flow);
   flow.remaining_bytes = bytes;
   flow.rate = 0;
   flow.updated_at = engine_.now();
@@ -83,7 +117,7 @@ bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, doub
   flow.delay_s = options_.per_message_overhead_s + extra_delay_s;
   for (int link : route) {
     flow.delay_s += links_[link].latency_s;
-    link_bytes_[link] += bytes;
+    links_[link].bytes += bytes;
   }
   ++active_count_;
   if (route.empty() || bytes <= 0) {
@@ -94,7 +128,7 @@ bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, doub
   flow.draining = true;
   for (int link : route) {
     track_bandwidth_steps(link);
-    flows_on_link_[link].push_back(index);
+    add_flow(link, index);
   }
   recompute(route);
   return true;
@@ -106,25 +140,25 @@ void Network::settle(Flow& flow) {
   flow.updated_at = now;
 }
 
-void Network::collect_component(const std::vector<int>& seed_links) {
+void Network::collect_component(std::span<const int> seed_links) {
   ++epoch_;
   component_.clear();
   component_links_.clear();
   // component_links_ doubles as the work list: links are appended when first reached and
   // scanned in order, so the walk is breadth-first and needs no second container.
   const auto reach = [this](int link) {
-    if (link_mark_[link] == epoch_) return;
-    link_mark_[link] = epoch_;
+    if (links_[link].mark == epoch_) return;
+    links_[link].mark = epoch_;
     component_links_.push_back(link);
   };
   if (options_.incremental) {
     for (int link : seed_links) reach(link);
   } else {
     for (std::size_t l = 0; l < links_.size(); ++l)
-      if (!flows_on_link_[l].empty()) reach(static_cast<int>(l));
+      if (links_[l].flow_count != 0) reach(static_cast<int>(l));
   }
   for (std::size_t next = 0; next < component_links_.size(); ++next) {
-    for (std::uint32_t f : flows_on_link_[component_links_[next]]) {
+    for (std::uint32_t f : flows_on(component_links_[next])) {
       if (flow_mark_[f] == epoch_) continue;
       flow_mark_[f] = epoch_;
       component_.push_back(f);
@@ -133,7 +167,7 @@ void Network::collect_component(const std::vector<int>& seed_links) {
   }
 }
 
-bool Network::recompute_lone_flow(const std::vector<int>& seed_links) {
+bool Network::recompute_lone_flow(std::span<const int> seed_links) {
   // The change's component is one flow when every seed link carries no flow or that flow, and
   // each link of its route carries it alone (once: a route that crosses a link twice puts two
   // entries there). Progressive filling would then give every link the share capacity / 1 and
@@ -141,10 +175,10 @@ bool Network::recompute_lone_flow(const std::vector<int>& seed_links) {
   std::uint32_t lone = 0;
   bool found = false;
   for (int link : seed_links) {
-    const auto& on_link = flows_on_link_[link];
-    if (on_link.empty()) continue;
-    if (on_link.size() > 1 || (found && on_link[0] != lone)) return false;
-    lone = on_link[0];
+    const Link& state = links_[link];
+    if (state.flow_count == 0) continue;
+    if (state.flow_count > 1 || (found && state.inline_flows[0] != lone)) return false;
+    lone = state.inline_flows[0];
     found = true;
   }
   if (!found) {  // nothing crosses the change: no rate to update
@@ -153,11 +187,11 @@ bool Network::recompute_lone_flow(const std::vector<int>& seed_links) {
     return true;
   }
   Flow& flow = flows_[lone];
-  const std::vector<int>& route = route_of(flow);
-  double rate = capacity_[route[0]];
+  const std::span<const int> route = route_of(flow);
+  double rate = links_[route[0]].capacity;
   for (int link : route) {
-    if (flows_on_link_[link].size() != 1) return false;
-    rate = std::min(rate, capacity_[link]);
+    if (links_[link].flow_count != 1) return false;
+    rate = std::min(rate, links_[link].capacity);
   }
   ++recomputations_;
   ++lone_flow_recomputations_;
@@ -169,7 +203,7 @@ bool Network::recompute_lone_flow(const std::vector<int>& seed_links) {
   return true;
 }
 
-void Network::recompute(const std::vector<int>& seed_links) {
+void Network::recompute(std::span<const int> seed_links) {
   if (options_.incremental && options_.lone_flow_shortcut && recompute_lone_flow(seed_links))
     return;
   collect_component(seed_links);
@@ -192,11 +226,12 @@ void Network::progressive_filling() {
     return larger_share(a.share, a.link, b.share, b.link);
   };
   for (int link : component_links_) {
-    link_left_[link] = capacity_[link];
-    link_unfrozen_[link] = static_cast<std::uint32_t>(flows_on_link_[link].size());
-    ++link_version_[link];
-    if (link_unfrozen_[link] == 0) continue;
-    heap_.push_back({link_left_[link] / link_unfrozen_[link], link, link_version_[link]});
+    Link& state = links_[link];
+    state.left = state.capacity;
+    state.unfrozen = state.flow_count;
+    ++state.version;
+    if (state.unfrozen == 0) continue;
+    heap_.push_back({state.left / state.unfrozen, link, state.version});
   }
   std::make_heap(heap_.begin(), heap_.end(), heap_order);
   const std::uint32_t frozen_epoch = epoch_;
@@ -204,19 +239,20 @@ void Network::progressive_filling() {
     std::pop_heap(heap_.begin(), heap_.end(), heap_order);
     const Share top = heap_.back();
     heap_.pop_back();
-    if (top.version != link_version_[top.link] || link_unfrozen_[top.link] == 0) continue;
+    if (top.version != links_[top.link].version || links_[top.link].unfrozen == 0) continue;
     // The smallest fair share in the component: every unfrozen flow on this link gets it. Taking
     // it off the other links only raises their shares ((c - s)/(n - 1) >= c/n when s <= c/n), so
     // stale heap entries are always smaller than the live ones and can be skipped.
-    for (std::uint32_t f : flows_on_link_[top.link]) {
+    for (std::uint32_t f : flows_on(top.link)) {
       if (frozen_mark_[f] == frozen_epoch) continue;
       frozen_mark_[f] = frozen_epoch;
       flows_[f].rate = top.share;
       for (int link : route_of(flows_[f])) {
-        link_left_[link] = std::max(0.0, link_left_[link] - top.share);
-        --link_unfrozen_[link];
-        if (link == top.link || link_unfrozen_[link] == 0) continue;
-        heap_.push_back({link_left_[link] / link_unfrozen_[link], link, ++link_version_[link]});
+        Link& state = links_[link];
+        state.left = std::max(0.0, state.left - top.share);
+        --state.unfrozen;
+        if (link == top.link || state.unfrozen == 0) continue;
+        heap_.push_back({state.left / state.unfrozen, link, ++state.version});
         std::push_heap(heap_.begin(), heap_.end(), heap_order);
       }
     }
@@ -237,27 +273,30 @@ void Network::finish_draining(std::uint32_t index) {
 }
 
 void Network::track_bandwidth_steps(int link) {
-  const auto& steps = links_[link].bandwidth_steps;
-  if (steps.empty() || step_pending_[link]) return;
+  Link& state = links_[link];
+  if (!state.has_steps || state.step_pending) return;
   // The link was idle with no step event queued: catch its bandwidth up with the clock.
+  const std::vector<BandwidthStep>& steps = bandwidth_steps_[link];
   const double now = engine_.now();
-  while (next_step_[link] < steps.size() && steps[next_step_[link]].time_s <= now)
-    capacity_[link] = steps[next_step_[link]++].bytes_per_s;
-  if (next_step_[link] == steps.size()) return;
-  step_pending_[link] = true;
-  engine_.schedule(std::max(0.0, steps[next_step_[link]].time_s - now), handler_id_, kBandwidthStep,
+  while (state.next_step < steps.size() && steps[state.next_step].time_s <= now)
+    state.capacity = steps[state.next_step++].bytes_per_s;
+  if (state.next_step == steps.size()) return;
+  state.step_pending = true;
+  engine_.schedule(std::max(0.0, steps[state.next_step].time_s - now), handler_id_, kBandwidthStep,
                    static_cast<std::uint64_t>(link));
 }
 
 void Network::handle(const Event& event) {
   if (event.kind == kBandwidthStep) {
     const int link = static_cast<int>(event.payload);
-    step_pending_[link] = false;
-    capacity_[link] = links_[link].bandwidth_steps[next_step_[link]++].bytes_per_s;
+    Link& state = links_[link];
+    state.step_pending = false;
+    state.capacity = bandwidth_steps_[link][state.next_step++].bytes_per_s;
     // Steps are only followed while flows cross the link, so an idle trace never keeps the
     // engine running; the next flow catches the bandwidth up (track_bandwidth_steps).
-    if (flows_on_link_[link].empty()) return;
-    recompute({link});
+    if (state.flow_count == 0) return;
+    const int changed[] = {link};
+    recompute(changed);
     track_bandwidth_steps(link);
     return;
   }
@@ -268,13 +307,8 @@ void Network::handle(const Event& event) {
   if (event.kind == kDrained) {
     flow.remaining_bytes = 0;
     flow.rate = 0;
-    const std::vector<int>& route = route_of(flow);
-    for (int link : route) {
-      auto& on_link = flows_on_link_[link];
-      const auto it = std::find(on_link.begin(), on_link.end(), index);
-      *it = on_link.back();
-      on_link.pop_back();
-    }
+    const std::span<const int> route = route_of(flow);
+    for (int link : route) remove_flow(link, index);
     finish_draining(index);
     recompute(route);
     listener_.on_flow_drained(flow.token);

@@ -10,6 +10,7 @@
 // delivered L + S/B (+ the per-message overhead) after it starts: the data drains at the fair
 // rate, then the last byte travels the route's latency.
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -63,16 +64,13 @@ class Network : public EventHandler {
   // is added to its delivery like latency (a pipelined collective's further hop latencies).
   // Returns whether the flow has bytes to drain: only then does on_flow_drained follow (from an
   // event, never from inside this call); a flow with nothing to drain has left the sender now.
+  // The route is copied: the caller's may change or go once this returns.
   bool start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
                   double extra_delay_s = 0);
-  // start_flow without copying the route: `route` must stay alive and unchanged until the flow
-  // is delivered (a route the cluster or a caller's table holds), as on the replay's send path.
-  bool start_flow_on_shared_route(const std::vector<int>& route, double bytes, std::uint64_t token,
-                                  double extra_delay_s = 0);
 
   std::size_t active_flows() const { return active_count_; }
-  // Bytes that crossed each link so far (for per-link-class accounting).
-  const std::vector<double>& link_bytes() const { return link_bytes_; }
+  // Bytes that crossed each link so far, by link id (for per-link-class accounting).
+  std::vector<double> link_bytes() const;
   // Rate recomputations done and flows they touched (the cost of the incremental path).
   std::uint64_t recomputations() const { return recomputations_; }
   std::uint64_t flows_recomputed() const { return flows_recomputed_; }
@@ -84,9 +82,16 @@ class Network : public EventHandler {
 
  private:
   enum EventKind : std::uint32_t { kDrained = 0, kDelivered = 1, kBandwidthStep = 2 };
+  // Links a flow holds in its own slot; longer routes go to Flow::long_route. Eight covers a
+  // route between GPUs of a three-tier fat tree (GPU, NIC, leaf, spine, core and back down).
+  static constexpr std::uint32_t kInlineLinks = 8;
+  // The route lives in the flow's slot, not behind a pointer to the caller's vector: every
+  // start, drain and re-rating reads it, and at 16k-64k GPUs a pointer to a route stored
+  // elsewhere costs two cache misses (the vector, then its links) before the first link.
   struct Flow {
-    const std::vector<int>* shared_route = nullptr;  // the caller's, or null: own_route
-    std::vector<int> own_route;
+    std::uint32_t route_length = 0;
+    int inline_links[kInlineLinks] = {};
+    std::vector<int> long_route;  // the route when longer than kInlineLinks
     double remaining_bytes = 0;
     double rate = 0;          // bytes/s at the moment
     double updated_at = 0;    // when remaining_bytes was last brought up to date
@@ -96,25 +101,53 @@ class Network : public EventHandler {
     bool active = false;
     bool draining = false;
   };
+  // How many flow ids a link holds in its own cache line; more spill to overflow_flows_. Two
+  // covers the usual load of a replay's link (a send and a receive crossing it, or none).
+  static constexpr std::uint32_t kInlineFlows = 2;
+  // What starting, draining and re-rating a flow read and write per link of its route, in one
+  // 64-byte cache line: at 16k-64k GPUs the links no longer fit in cache, and separate vectors
+  // per field cost a miss each. The bandwidth steps, rarely read, stay in bandwidth_steps_.
+  struct alignas(64) Link {
+    double capacity = 0;  // bytes/s now
+    double latency_s = 0;
+    double bytes = 0;     // that crossed it so far
+    double left = 0;      // progressive filling: capacity not yet given out
+    std::uint32_t mark = 0;       // collect_component's epoch stamp
+    std::uint32_t unfrozen = 0;   // progressive filling: flows on it without a rate yet
+    std::uint32_t version = 0;    // progressive filling: heap entries of older versions are stale
+    std::uint32_t next_step = 0;  // index into bandwidth_steps_[link] of the next change
+    // The draining flows crossing it, once per crossing, in arrival order (a removal moves the
+    // last into the gap): in inline_flows while they fit, else all in overflow_flows_[link].
+    std::uint32_t flow_count = 0;
+    std::uint32_t inline_flows[kInlineFlows] = {};
+    bool has_steps = false;
+    bool step_pending = false;  // a kBandwidthStep event is in the queue
+  };
+  static_assert(sizeof(Link) == 64, "a link's hot state should fill one cache line");
   struct Share {  // a link's fair share during progressive filling (min-heap entry)
     double share;
     int link;
     std::uint32_t version;
   };
 
-  static const std::vector<int>& route_of(const Flow& flow) {
-    return flow.shared_route != nullptr ? *flow.shared_route : flow.own_route;
+  static std::span<const int> route_of(const Flow& flow) {
+    if (flow.route_length <= kInlineLinks) return {flow.inline_links, flow.route_length};
+    return flow.long_route;
   }
+  std::span<const std::uint32_t> flows_on(int link) const;
+  void add_flow(int link, std::uint32_t flow);
+  // Removes one crossing of `flow` (the first listed), moving the last listed into its place.
+  void remove_flow(int link, std::uint32_t flow);
   // Takes a free flow slot and starts the flow on route_of(slot).
   std::uint32_t take_slot();
   bool start(std::uint32_t index, double bytes, std::uint64_t token, double extra_delay_s);
   void settle(Flow& flow);  // brings remaining_bytes up to now()
   // Collects into component_ the draining flows joined to `seed_links` through shared links.
-  void collect_component(const std::vector<int>& seed_links);
-  void recompute(const std::vector<int>& seed_links);
+  void collect_component(std::span<const int> seed_links);
+  void recompute(std::span<const int> seed_links);
   // recompute() when the change touches at most one flow, alone on every link of its route;
   // returns false, having changed nothing, otherwise.
-  bool recompute_lone_flow(const std::vector<int>& seed_links);
+  bool recompute_lone_flow(std::span<const int> seed_links);
   void progressive_filling();
   void schedule_drain(std::uint32_t index);
   void finish_draining(std::uint32_t index);
@@ -125,24 +158,17 @@ class Network : public EventHandler {
   std::uint32_t handler_id_;
   FlowListener& listener_;
   NetworkOptions options_;
-  std::vector<LinkCapacity> links_;
-  std::vector<double> capacity_;                 // bytes/s now, by link
-  std::vector<std::uint32_t> next_step_;         // index into bandwidth_steps of the next change
-  std::vector<bool> step_pending_;               // a kBandwidthStep event is in the queue
-  std::vector<std::vector<std::uint32_t>> flows_on_link_;
-  std::vector<double> link_bytes_;
+  std::vector<Link> links_;
+  std::vector<std::vector<BandwidthStep>> bandwidth_steps_;   // by link
+  std::vector<std::vector<std::uint32_t>> overflow_flows_;  // by link; see Link::flow_count
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_slots_;
 
   // Scratch of the recomputation, reused so that no event allocates.
   std::vector<std::uint32_t> component_;
   std::vector<int> component_links_;
-  std::vector<std::uint32_t> flow_mark_;  // epoch stamps by flow / by link
-  std::vector<std::uint32_t> link_mark_;
+  std::vector<std::uint32_t> flow_mark_;  // epoch stamps by flow
   std::vector<std::uint32_t> frozen_mark_;
-  std::vector<double> link_left_;         // capacity not yet given out, by link
-  std::vector<std::uint32_t> link_unfrozen_;
-  std::vector<std::uint32_t> link_version_;
   std::vector<Share> heap_;
   std::vector<double> old_rate_;
   std::uint32_t epoch_ = 0;

@@ -792,7 +792,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       transfer.flows_draining = 0;
       for (const std::vector<int>* route : channel.routes) {
         ++stats_.flows;
-        if (network_->start_flow_on_shared_route(*route, transfer.bytes_per_gpu, id))
+        if (network_->start_flow(*route, transfer.bytes_per_gpu, id))
           ++transfer.flows_draining;
       }
       if (transfer.flows_draining > 0) return;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <random>
 #include <map>
 
@@ -27,17 +26,11 @@ struct Arrivals : FlowListener {
 struct Starter : EventHandler {
   Starter(Engine& e, Network& n) : engine(e), network(n) { id = e.add_handler(*this); }
   void handle(const Event& event) override {
-    const std::vector<int>& route = routes[event.payload];
-    if (shared_route && shared_route(event.payload)) {
-      network.start_flow_on_shared_route(route, bytes[event.payload], event.payload);
-    } else {
-      network.start_flow(route, bytes[event.payload], event.payload);
-    }
+    network.start_flow(routes[event.payload], bytes[event.payload], event.payload);
   }
   Engine& engine;
   Network& network;
   std::uint32_t id = 0;
-  std::function<bool(std::uint64_t)> shared_route;  // which flows start without a route copy
   std::map<std::uint64_t, std::vector<int>> routes;
   std::map<std::uint64_t, double> bytes;
 };
@@ -291,25 +284,38 @@ TEST_CASE("the lone-flow shortcut gives the same rates as progressive filling, b
   }
 }
 
-TEST_CASE("flows on shared routes take the same times as flows on copied routes, bit for bit") {
-  // start_flow copies the route into the flow; start_flow_on_shared_route keeps a reference to
-  // the caller's. Random flows on shared links (so filling runs) and free slots reused between
-  // the two kinds (every flow shared, or every other one) must give equal delivery and drain
-  // times and link bytes.
+TEST_CASE("routes longer than a flow holds inline take the same times as short ones, bit for bit") {
+  // A flow keeps up to eight links in its slot and a longer route apart. Random flows on shared
+  // links (so filling runs) start on their 1-4 link routes, then again with private links of
+  // unbounded bandwidth and no latency added (7-10 links: every other flow, or every flow, past
+  // the inline eight), which change no rate and no delay; free slots pass between long and
+  // short routes. Delivery and drain times and the shared links' bytes must be equal.
   std::mt19937_64 random(20261203);
   const auto uniform = [&random] { return static_cast<double>(random() >> 11) * 0x1.0p-53; };
+  constexpr int kShared = 60;
+  constexpr std::uint64_t kFlows = 500;
   std::vector<LinkCapacity> links;
-  for (int l = 0; l < 60; ++l) links.push_back({1e9 * (1 + 9 * uniform()), 1e-6 * uniform(), {}});
+  for (int l = 0; l < kShared; ++l) links.push_back({1e9 * (1 + 9 * uniform()), 1e-6 * uniform(), {}});
   std::map<std::uint64_t, std::vector<int>> routes;
   std::map<std::uint64_t, double> bytes, starts;
-  for (std::uint64_t f = 0; f < 500; ++f) {
+  for (std::uint64_t f = 0; f < kFlows; ++f) {
     const int hops = 1 + static_cast<int>(random() % 4);
-    for (int h = 0; h < hops; ++h) routes[f].push_back(static_cast<int>(random() % links.size()));
+    for (int h = 0; h < hops; ++h) routes[f].push_back(static_cast<int>(random() % kShared));
     bytes[f] = 1e5 + 1e7 * uniform();
     starts[f] = 0.05 * uniform();
   }
-  const std::function<bool(std::uint64_t)> modes[3] = {
-      nullptr, [](std::uint64_t) { return true; }, [](std::uint64_t f) { return f % 2 == 1; }};
+  constexpr int kPrivate = 6;
+  for (std::uint64_t l = 0; l < kFlows * kPrivate; ++l) links.push_back({1e300, 0, {}});
+  const auto lengthened = [&routes](bool every_flow) {
+    std::map<std::uint64_t, std::vector<int>> longer = routes;
+    for (auto& [f, route] : longer) {
+      if (!every_flow && f % 2 == 0) continue;
+      for (int p = 0; p < kPrivate; ++p) route.push_back(kShared + static_cast<int>(f) * kPrivate + p);
+    }
+    return longer;
+  };
+  const std::map<std::uint64_t, std::vector<int>> modes[3] = {routes, lengthened(false),
+                                                              lengthened(true)};
   struct Times : FlowListener {
     explicit Times(Engine& e) : engine(e) {}
     void on_flow_delivered(std::uint64_t token) override { delivered[token] = engine.now(); }
@@ -324,17 +330,17 @@ TEST_CASE("flows on shared routes take the same times as flows on copied routes,
     Times times(engine);
     Network network(engine, links, times);
     Starter starter(engine, network);
-    starter.routes = routes;  // outlives the flows, as start_flow_on_shared_route needs
+    starter.routes = modes[mode];
     starter.bytes = bytes;
-    starter.shared_route = modes[mode];
     for (const auto& [f, start] : starts) engine.schedule(start, starter.id, 0, f);
     engine.run();
     delivered[mode] = times.delivered;
     drained[mode] = times.drained;
     link_bytes[mode] = network.link_bytes();
+    link_bytes[mode].resize(kShared);
     CHECK(network.active_flows() == 0);
   }
-  REQUIRE(delivered[0].size() == routes.size());
+  REQUIRE(delivered[0].size() == kFlows);
   for (int mode = 1; mode < 3; ++mode) {
     CAPTURE(mode);
     CHECK(delivered[mode] == delivered[0]);
