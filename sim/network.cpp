@@ -79,7 +79,7 @@ void Network::remove_flow(int link, std::uint32_t flow) {
 
 std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
 
-bool Network::start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
+bool Network::start_flow(std::span<const int> route, double bytes, std::uint64_t token,
                          double extra_delay_s) {
   const std::uint32_t index = take_slot();
   Flow& flow = flows_[index];

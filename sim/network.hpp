@@ -65,7 +65,7 @@ class Network : public EventHandler {
   // Returns whether the flow has bytes to drain: only then does on_flow_drained follow (from an
   // event, never from inside this call); a flow with nothing to drain has left the sender now.
   // The route is copied: the caller's may change or go once this returns.
-  bool start_flow(const std::vector<int>& route, double bytes, std::uint64_t token,
+  bool start_flow(std::span<const int> route, double bytes, std::uint64_t token,
                   double extra_delay_s = 0);
 
   std::size_t active_flows() const { return active_count_; }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "base/error.hpp"
 #include "sim/gradient_sync.hpp"
@@ -53,8 +54,11 @@ struct Channel {
   std::deque<std::uint32_t> queue;  // transfers waiting for the stream
   bool busy = false;
   // Network mode: the worker pair's flow routes and wire share, asked of TransferRoutes once when
-  // the channel opens rather than on every transfer (the replay's send path).
-  std::vector<const std::vector<int>*> routes;
+  // the channel opens rather than on every transfer (the replay's send path). The routes' links
+  // are copied end to end into route_links (route r ends at route_ends[r]): a send then reads
+  // one block, not a vector per route held in the cluster's route table.
+  std::vector<int> route_links;
+  std::vector<std::uint32_t> route_ends;
   double wire_share = 1;
 };
 
@@ -765,7 +769,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
     channel.dst = dst;
     channel.kind = kind;
     if (network_) {
-      channel.routes = in_.routes->routes(src, dst);
+      for (const std::vector<int>* route : in_.routes->routes(src, dst)) {
+        channel.route_links.insert(channel.route_links.end(), route->begin(), route->end());
+        channel.route_ends.push_back(static_cast<std::uint32_t>(channel.route_links.size()));
+      }
       channel.wire_share = in_.routes->wire_share(src, dst);
     }
     workers_[src].channels.push_back(id);
@@ -788,12 +795,14 @@ class PipelineReplay : public EventHandler, public FlowListener {
         return;
       }
       transfer.bytes_per_gpu *= channel.wire_share;
-      transfer.flows_pending = static_cast<int>(channel.routes.size());
+      transfer.flows_pending = static_cast<int>(channel.route_ends.size());
       transfer.flows_draining = 0;
-      for (const std::vector<int>* route : channel.routes) {
+      std::uint32_t begin = 0;
+      for (const std::uint32_t end : channel.route_ends) {
         ++stats_.flows;
-        if (network_->start_flow(*route, transfer.bytes_per_gpu, id))
-          ++transfer.flows_draining;
+        const std::span<const int> route(channel.route_links.data() + begin, end - begin);
+        if (network_->start_flow(route, transfer.bytes_per_gpu, id)) ++transfer.flows_draining;
+        begin = end;
       }
       if (transfer.flows_draining > 0) return;
       transfer.drained_s = engine_.now();
