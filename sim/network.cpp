@@ -308,6 +308,7 @@ void Network::handle(const Event& event) {
     flow.remaining_bytes = 0;
     flow.rate = 0;
     const std::span<const int> route = route_of(flow);
+    prefetch_links(route);
     for (int link : route) remove_flow(link, index);
     finish_draining(index);
     recompute(route);

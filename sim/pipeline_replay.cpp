@@ -108,7 +108,14 @@ struct WorkerState {
   double op_seconds = 0;
   double pair_scale = 1;  // the running overlapped pair's time over its two ops' summed times
   double activation_bytes = 0;
-  std::vector<std::uint32_t> channels;  // ids of channels this worker sends on
+  // The channels this worker sends on, with what send() looks them up by: a send reads this list
+  // only, not every channel it holds.
+  struct ChannelKey {
+    int dst = 0;
+    TransferKind kind = TransferKind::kActivation;
+    std::uint32_t id = 0;
+  };
+  std::vector<ChannelKey> channels;
   int sends_in_flight = 0;  // waiting sends (P2pSync): those of its last op not yet delivered
   std::vector<std::uint32_t> parked;  // transfers to this worker waiting for its receive
 };
@@ -759,10 +766,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
   }
 
   std::uint32_t channel_for(int src, int dst, TransferKind kind) {
-    for (std::uint32_t id : workers_[src].channels) {
-      const Channel& c = channels_[id];
-      if (c.dst == dst && c.kind == kind) return id;
-    }
+    for (const WorkerState::ChannelKey& key : workers_[src].channels)
+      if (key.dst == dst && key.kind == kind) return key.id;
     const auto id = static_cast<std::uint32_t>(channels_.size());
     Channel& channel = channels_.emplace_back();
     channel.src = src;
@@ -775,7 +780,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       }
       channel.wire_share = in_.routes->wire_share(src, dst);
     }
-    workers_[src].channels.push_back(id);
+    workers_[src].channels.push_back({dst, kind, id});
     return id;
   }
 
@@ -797,6 +802,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       transfer.bytes_per_gpu *= channel.wire_share;
       transfer.flows_pending = static_cast<int>(channel.route_ends.size());
       transfer.flows_draining = 0;
+      network_->prefetch_links(channel.route_links);
       std::uint32_t begin = 0;
       for (const std::uint32_t end : channel.route_ends) {
         ++stats_.flows;
