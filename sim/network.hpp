@@ -145,7 +145,7 @@ class Network : public EventHandler {
   void add_flow(int link, std::uint32_t flow);
   // Removes one crossing of `flow` (the first listed), moving the last listed into its place.
   void remove_flow(int link, std::uint32_t flow);
-  // Takes a free flow slot and starts the flow on route_of(slot).
+  // A free flow slot, or a new one, for start_flow to fill.
   std::uint32_t take_slot();
   bool start(std::uint32_t index, double bytes, std::uint64_t token, double extra_delay_s);
   void settle(Flow& flow);  // brings remaining_bytes up to now()
