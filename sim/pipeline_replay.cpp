@@ -34,13 +34,28 @@ enum Flag : std::uint8_t {
   kReloaded = 64,          // the activation is back in HBM
 };
 
-// One direction of a worker's host copy engine: activations wait in order.
+// One direction of a worker's host copy engine: activations wait in order. The waiting list is a
+// vector read from `next_waiting` on (emptied when all have left), not a std::deque, which
+// allocates its first block even for the workers of a run without offloading.
 struct CopyStream {
-  std::deque<ScheduledOp> queue;
+  std::vector<ScheduledOp> waiting;
+  std::size_t next_waiting = 0;
   bool busy = false;
   ScheduledOp current;
   double start_s = 0;
+
+  bool has_waiting() const { return next_waiting < waiting.size(); }
+  const ScheduledOp& first_waiting() const { return waiting[next_waiting]; }
+  void pop_waiting() {
+    if (++next_waiting == waiting.size()) {
+      waiting.clear();
+      next_waiting = 0;
+    }
+  }
 };
+
+// No transfer: the end of a channel's waiting list.
+constexpr std::uint32_t kNoTransfer = 0xffffffffu;
 
 // A send stream: one transfer leaves at a time, in order. In network mode the stream is busy
 // while a transfer's flows drain (its bytes leave the senders) and free for the next transfer
@@ -51,7 +66,9 @@ struct Channel {
   int src = 0;
   int dst = 0;
   TransferKind kind = TransferKind::kActivation;
-  std::deque<std::uint32_t> queue;  // transfers waiting for the stream
+  // Transfers waiting for the stream, oldest first, linked through Transfer::next_waiting.
+  std::uint32_t first_waiting = kNoTransfer;
+  std::uint32_t last_waiting = kNoTransfer;
   bool busy = false;
   // Network mode: the worker pair's flow routes and wire share, asked of TransferRoutes once when
   // the channel opens rather than on every transfer (the replay's send path). The routes' links
@@ -62,7 +79,11 @@ struct Channel {
   double wire_share = 1;
 };
 
+// A transfer's slot is reused once it is delivered: the slots in use are those in flight, so the
+// replay's working set does not grow with the iteration's transfers.
 struct Transfer {
+  std::uint32_t record = 0;  // 1, 2, ... in the order the transfers were sent (TransferRecord::id)
+  std::uint32_t next_waiting = kNoTransfer;  // the next transfer waiting on its channel
   std::uint32_t channel = 0;
   int replica = 0;
   int dst_stage = 0;
@@ -480,7 +501,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (op.kind == OpKind::kBackward) change_activations(worker, cost.backward_transient_bytes);
     if (!offload_.empty()) {
       for (const ScheduledOp& activation : offload_.reload_at[rank][state.next_op])
-        state.reload.queue.push_back(activation);
+        state.reload.waiting.push_back(activation);
       start_copies(worker);
     }
     const bool opens_pair = !state.pair_second && pair_starts_[rank][state.next_op];
@@ -575,7 +596,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       case OpKind::kForward:
         f |= kForwardDone;
         if (offloaded(rank, op)) {
-          state.offload.queue.push_back(op);
+          state.offload.waiting.push_back(op);
           start_copies(worker);
         }
         if (const int next = next_stage_of(op.microbatch, stage); next >= 0) {
@@ -623,21 +644,21 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const int rank = rank_of(worker);
     const int replica = replica_of(worker);
     const double rate = in_.host_copy_bytes_per_s[worker];
-    if (!state.offload.busy && !state.offload.queue.empty()) {
+    if (!state.offload.busy && state.offload.has_waiting()) {
       CopyStream& stream = state.offload;
-      stream.current = stream.queue.front();
-      stream.queue.pop_front();
+      stream.current = stream.first_waiting();
+      stream.pop_waiting();
       stream.busy = true;
       stream.start_s = engine_.now();
       engine_.schedule(in_.costs[worker][stream.current.chunk].activation_bytes / rate, handler_id_,
                        kOffloadDone, static_cast<std::uint64_t>(worker));
     }
-    if (!state.reload.busy && !state.reload.queue.empty()) {
-      const ScheduledOp next = state.reload.queue.front();
+    if (!state.reload.busy && state.reload.has_waiting()) {
+      const ScheduledOp next = state.reload.first_waiting();
       if (!(flags(replica, t_.stage(rank, next.chunk), next.microbatch) & kOffloaded)) return;
       CopyStream& stream = state.reload;
       stream.current = next;
-      stream.queue.pop_front();
+      stream.pop_waiting();
       stream.busy = true;
       stream.start_s = engine_.now();
       const double bytes = in_.costs[worker][next.chunk].activation_bytes;
@@ -695,9 +716,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
       mark_arrived(replica, dst_stage, microbatch, kind);
       return;
     }
-    const auto id = static_cast<std::uint32_t>(transfers_.size());
-    transfers_.push_back(Transfer{channel_for(worker, dst_worker, kind), replica, dst_stage,
-                                  microbatch, 0, 0, 0, 0, cost.output_bytes});
+    const std::uint32_t id = take_transfer_slot();
+    transfers_[id] = Transfer{static_cast<std::uint32_t>(++sent_), kNoTransfer,
+                              channel_for(worker, dst_worker, kind), replica, dst_stage, microbatch,
+                              0, 0, 0, 0, cost.output_bytes};
     if (in_.p2p != P2pSync::kAsync) {
       ++workers_[worker].sends_in_flight;
       if (!receive_posted(dst_worker, id)) {
@@ -708,10 +730,25 @@ class PipelineReplay : public EventHandler, public FlowListener {
     enqueue(id);
   }
 
+  std::uint32_t take_transfer_slot() {
+    if (free_transfers_.empty()) {
+      transfers_.emplace_back();
+      return static_cast<std::uint32_t>(transfers_.size() - 1);
+    }
+    const std::uint32_t id = free_transfers_.back();
+    free_transfers_.pop_back();
+    return id;
+  }
+
   void enqueue(std::uint32_t id) {
     const std::uint32_t channel_id = transfers_[id].channel;
     Channel& channel = channels_[channel_id];
-    channel.queue.push_back(id);
+    if (channel.last_waiting == kNoTransfer) {
+      channel.first_waiting = id;
+    } else {
+      transfers_[channel.last_waiting].next_waiting = id;
+    }
+    channel.last_waiting = id;
     if (!channel.busy) start_next(channel_id);
   }
 
@@ -788,11 +825,12 @@ class PipelineReplay : public EventHandler, public FlowListener {
   // drain at once (those with nothing to drain leave the channel free at once).
   void start_next(std::uint32_t channel_id) {
     Channel& channel = channels_[channel_id];
-    while (!channel.queue.empty()) {
+    while (channel.first_waiting != kNoTransfer) {
       channel.busy = true;
-      const std::uint32_t id = channel.queue.front();
-      channel.queue.pop_front();
+      const std::uint32_t id = channel.first_waiting;
       Transfer& transfer = transfers_[id];
+      channel.first_waiting = transfer.next_waiting;
+      if (channel.first_waiting == kNoTransfer) channel.last_waiting = kNoTransfer;
       transfer.start_s = engine_.now();
       ++stats_.transfers;
       if (!network_) {
@@ -822,12 +860,14 @@ class PipelineReplay : public EventHandler, public FlowListener {
     ++delivered_;
     if (!network_) transfer.drained_s = engine_.now();
     if (in_.observer)
-      in_.observer->on_transfer(TransferRecord{id + 1, channel.src, channel.dst, channel.kind,
+      in_.observer->on_transfer(TransferRecord{transfer.record, channel.src, channel.dst, channel.kind,
                                                transfer.microbatch, transfer.dst_stage,
                                                transfer.start_s, transfer.drained_s, engine_.now(),
                                                transfer.bytes_per_gpu});
     mark_arrived(transfer.replica, transfer.dst_stage, transfer.microbatch, channel.kind);
     if (!network_) start_next(transfer.channel);
+    // Every flow of the transfer has drained and arrived: its slot is free for the sends below.
+    free_transfers_.push_back(id);
     try_start(channel.dst);
     if (in_.p2p != P2pSync::kAsync && --workers_[channel.src].sends_in_flight == 0) {
       release_parked(channel.src);
@@ -924,9 +964,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
       if (workers_[w].next_op < t_.ops[rank_of(static_cast<int>(w))].size())
         throw SimulationError("the replay cannot finish: " + describe_wait(static_cast<int>(w)));
     }
-    if (delivered_ != transfers_.size())
-      throw SimulationError(fmt::format("invariant broken: {} transfers sent, {} received",
-                                        transfers_.size(), delivered_));
+    if (delivered_ != sent_)
+      throw SimulationError(fmt::format("invariant broken: {} transfers sent, {} received", sent_,
+                                        delivered_));
     if (network_ && network_->active_flows() != 0)
       throw SimulationError("invariant broken: flows still active at the end of the iteration");
     for (std::size_t w = 0; w < workers_.size(); ++w) {
@@ -940,8 +980,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
       if (!state.late_outputs.empty())
         throw SimulationError("invariant broken: outputs held for a late send never left");
     for (const WorkerState& state : workers_)
-      if (state.offload.busy || state.reload.busy || !state.offload.queue.empty() ||
-          !state.reload.queue.empty())
+      if (state.offload.busy || state.reload.busy || state.offload.has_waiting() ||
+          state.reload.has_waiting())
         throw SimulationError("invariant broken: activations left in host memory at the end of the iteration");
     if (optimizers_done_ != workers_.size() || !sync_->finished() || !gathers_->finished())
       throw SimulationError("invariant broken: not every rank reduced its gradients and stepped its optimizer");
@@ -968,7 +1008,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<std::vector<ReceivePost>> receive_posts_;  // [rank][receive_key]
   OffloadPlan offload_;
   std::vector<Channel> channels_;
-  std::vector<Transfer> transfers_;
+  std::vector<Transfer> transfers_;           // slots of the transfers in flight and free ones
+  std::vector<std::uint32_t> free_transfers_;  // delivered transfers' slots, reused last in first
+  std::size_t sent_ = 0;
   std::vector<std::uint32_t> released_;  // release_parked's scratch (enqueue never re-enters it)
   std::size_t delivered_ = 0;
   std::vector<double> optimizer_start_s_;

@@ -1,5 +1,7 @@
 // Replay throughput on large clusters: events/s, wall time and peak resident memory of one
-// simulated training iteration. Usage: bench_replay [REPEATS] [scaling] (default 3 repeats); the
+// simulated training iteration. Usage: bench_replay [REPEATS] [scaling|standard] [NAME_PART]
+// (default 3 repeats, the standard cases, all of them; NAME_PART keeps only the cases whose name
+// contains it, so that a profiler sees one case); the
 // median wall time of the repeats is reported, whole and of the event loop alone (loop_s; vs_bare
 // and loop_vs are their rates against the bare loop), and peak RSS is each case's own high-water
 // mark (bench_scenarios.hpp). With `scaling`, the same per-replica load on 1,024 to 65,536 GPUs instead
@@ -84,8 +86,11 @@ int main(int argc, char** argv) {
   const std::string data = hetsim::data_directory();
   const bool scaling = argc > 2 && std::string(argv[2]) == "scaling";
   std::vector<std::unique_ptr<ScaledCluster>> scaled;
-  const std::vector<Case> cases =
-      scaling ? scaling_cases(data, scaled) : standard_cases(data, scaled);
+  std::vector<Case> cases = scaling ? scaling_cases(data, scaled) : standard_cases(data, scaled);
+  if (argc > 3) {
+    const std::string part = argv[3];
+    std::erase_if(cases, [&](const Case& c) { return c.name.find(part) == std::string::npos; });
+  }
   const hetsim::GpuCatalog catalog = hetsim::GpuCatalog::load(data + "/models/gpus");
   fmt::print("{:<40} {:>10} {:>10} {:>14} {:>12} {:>14} {:>10} {:>10} {:>10} {:>10}\n", "case",
              "events", "wall_s", "events_per_s", "peak_rss_mib", "iteration_s", "vs_bare",
