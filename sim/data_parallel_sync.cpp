@@ -16,9 +16,12 @@ RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, doubl
   for (std::size_t i = 0; i < ring.size(); ++i) {
     const GpuId from = ring[i];
     const GpuId to = ring[(i + 1) % ring.size()];
-    RingHop hop{&cluster.route(from, to), share, cluster.route_latency_s(from, to)};
-    for (LinkId link : *hop.route)
+    // One look-up of the route for its latency (Cluster::route_latency_s's sum) and its WAN links.
+    RingHop hop{&cluster.route(from, to), share, 0};
+    for (LinkId link : *hop.route) {
+      hop.latency_s += cluster.links()[link].latency_s;
       if (cluster.links()[link].link_class == LinkClass::kWan) hop.wire_share = share / wan_compression;
+    }
     hops.push_back(hop);
   }
   return hops;

@@ -16,31 +16,29 @@ RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::ve
   RingBottleneck result;
   if (rings.empty() || rings.front().size() < 2) return result;
   result.ranks = static_cast<int>(rings.front().size());
-  // Every hop's route, and the links they cross sorted, so that a link's hop count is the length
-  // of its run (a ring of 16,384 GPUs crosses tens of thousands of links: no tree of counters).
-  std::vector<const std::vector<LinkId>*> routes;
+  // The slowest hop's latency, and every link the hops cross, sorted: a link's hop count is then
+  // the length of its run (a ring of 16,384 GPUs crosses tens of thousands of links: no tree of
+  // counters), and the bottleneck is the smallest share of any run's link.
+  const auto& links = cluster.links();
   std::vector<LinkId> crossings;
   for (const auto& ring : rings)
     for (std::size_t i = 0; i < ring.size(); ++i) {
-      routes.push_back(&cluster.route(ring[i], ring[(i + 1) % ring.size()]));
-      crossings.insert(crossings.end(), routes.back()->begin(), routes.back()->end());
+      const std::vector<LinkId>& route = cluster.route(ring[i], ring[(i + 1) % ring.size()]);
+      double latency = 0;
+      for (LinkId link : route) latency += links[link].latency_s;
+      result.latency_s = std::max(result.latency_s, latency);
+      crossings.insert(crossings.end(), route.begin(), route.end());
     }
   std::sort(crossings.begin(), crossings.end());
-  const auto hops_on_link = [&crossings](LinkId link) {
-    const auto [first, last] = std::equal_range(crossings.begin(), crossings.end(), link);
-    return static_cast<double>(last - first);
-  };
-  const auto& links = cluster.links();
   result.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
-  for (const std::vector<LinkId>* route : routes) {
-    double latency = 0;
-    for (LinkId link : *route) {
-      latency += links[link].latency_s;
-      const double speedup = links[link].link_class == LinkClass::kWan ? wan_compression : 1.0;
-      result.bandwidth_bytes_per_s = std::min(
-          result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s * speedup / hops_on_link(link));
-    }
-    result.latency_s = std::max(result.latency_s, latency);
+  for (auto run = crossings.begin(); run != crossings.end();) {
+    const LinkId link = *run;
+    const auto run_end = std::upper_bound(run, crossings.end(), link);
+    const double hops = static_cast<double>(run_end - run);
+    const double speedup = links[link].link_class == LinkClass::kWan ? wan_compression : 1.0;
+    result.bandwidth_bytes_per_s =
+        std::min(result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s * speedup / hops);
+    run = run_end;
   }
   return result;
 }

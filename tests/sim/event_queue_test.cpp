@@ -61,19 +61,19 @@ TEST_CASE("the queue pops in the order of a sorted (time, sequence) list under r
   EventQueue queue;
   std::vector<Event> reference;  // every event pushed and not yet popped
   std::mt19937_64 random(12);
-  std::uint64_t sequence = 0;
+  std::uint64_t sequence = 0;  // each push's number, carried as its payload: the reference's tie-breaker
   double now = 0;
   for (int step = 0; step < 20000; ++step) {
     const auto roll = random() % 8;
     if (roll < 4 || reference.empty()) {
       const double time = now + static_cast<double>(random() % 16) * 0.25;
       queue.push(time, 0, 0, sequence);
-      reference.push_back(Event{time, sequence, 0, 0, sequence});
+      reference.push_back(Event{time, 0, 0, sequence});
       ++sequence;
     } else {
       const auto earliest = std::min_element(
           reference.begin(), reference.end(), [](const Event& a, const Event& b) {
-            return a.time != b.time ? a.time < b.time : a.sequence < b.sequence;
+            return a.time != b.time ? a.time < b.time : a.payload < b.payload;
           });
       const Event popped = queue.pop();
       REQUIRE(popped.payload == earliest->payload);
@@ -92,10 +92,10 @@ TEST_CASE("the queue keeps (time, sequence) order over times of every magnitude 
   EventQueue queue;
   std::vector<Event> reference;
   std::mt19937_64 random(7);
-  std::uint64_t sequence = 0;
+  std::uint64_t sequence = 0;  // each push's number, carried as its payload: the reference's tie-breaker
   const auto push = [&](double time) {
     queue.push(time, 0, 0, sequence);
-    reference.push_back(Event{time, sequence, 0, 0, sequence});
+    reference.push_back(Event{time, 0, 0, sequence});
     ++sequence;
   };
   for (int e = 0; e < 64; ++e) push(std::ldexp(1.0, static_cast<int>(random() % 60) - 40));
@@ -105,7 +105,7 @@ TEST_CASE("the queue keeps (time, sequence) order over times of every magnitude 
   for (int step = 0; step < 5000; ++step) {
     const auto earliest = std::min_element(
         reference.begin(), reference.end(), [](const Event& a, const Event& b) {
-          return a.time != b.time ? a.time < b.time : a.sequence < b.sequence;
+          return a.time != b.time ? a.time < b.time : a.payload < b.payload;
         });
     const Event popped = queue.pop();
     REQUIRE(popped.payload == earliest->payload);

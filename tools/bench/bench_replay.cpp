@@ -3,8 +3,8 @@
 // (default 3 repeats, the standard cases, all of them; NAME_PART keeps only the cases whose name
 // contains it, so that a profiler sees one case); the
 // median wall time of the repeats is reported, whole and of the event loop alone (loop_s; vs_bare
-// and loop_vs are their rates against the bare loop), and peak RSS is each case's own high-water
-// mark (bench_scenarios.hpp). With `scaling`, the same per-replica load on 1,024 to 65,536 GPUs instead
+// and loop_vs are their rates against the bare loop), with the loop's mean of pending events
+// (pending), and peak RSS is each case's own high-water mark (bench_scenarios.hpp). With `scaling`, the same per-replica load on 1,024 to 65,536 GPUs instead
 // (scaling_cases), each size's wall time also as a multiple of the previous size's.
 // The scaling cases (512 to 4,096 GPUs) reduce gradients as flow collectives in Megatron's
 // buckets, overlapped with the backward (--overlap-grad-reduce, distributed optimizer).
@@ -92,9 +92,9 @@ int main(int argc, char** argv) {
     std::erase_if(cases, [&](const Case& c) { return c.name.find(part) == std::string::npos; });
   }
   const hetsim::GpuCatalog catalog = hetsim::GpuCatalog::load(data + "/models/gpus");
-  fmt::print("{:<40} {:>10} {:>10} {:>14} {:>12} {:>14} {:>10} {:>10} {:>10} {:>10}\n", "case",
-             "events", "wall_s", "events_per_s", "peak_rss_mib", "iteration_s", "vs_bare",
-             "loop_s", "loop_vs", "wall_x");
+  fmt::print("{:<40} {:>10} {:>10} {:>14} {:>12} {:>14} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+             "case", "events", "wall_s", "events_per_s", "peak_rss_mib", "iteration_s", "vs_bare",
+             "loop_s", "loop_vs", "pending", "wall_x");
   double previous_wall_s = 0;
   for (const Case& c : cases) {
     const std::string file = c.cluster.front() == '/' ? c.cluster : data + "/" + c.cluster;
@@ -106,9 +106,10 @@ int main(int argc, char** argv) {
     const std::string wall_x =
         scaling && previous_wall_s > 0 ? fmt::format("{:.2f}", m.wall_s / previous_wall_s) : "-";
     previous_wall_s = m.wall_s;
-    fmt::print("{:<40} {:>10} {:>10.3f} {:>14.0f} {:>12.1f} {:>14.4f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10}\n",
-               c.name, m.events, m.wall_s, m.events_per_s, m.peak_rss_mib, m.simulated_s,
-               m.ratio_to_bare_loop, m.loop_wall_s, m.loop_ratio_to_bare_loop, wall_x);
+    fmt::print(
+        "{:<40} {:>10} {:>10.3f} {:>14.0f} {:>12.1f} {:>14.4f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.0f} {:>10}\n",
+        c.name, m.events, m.wall_s, m.events_per_s, m.peak_rss_mib, m.simulated_s,
+        m.ratio_to_bare_loop, m.loop_wall_s, m.loop_ratio_to_bare_loop, m.mean_pending, wall_x);
     std::fflush(stdout);
   }
   return 0;

@@ -135,24 +135,29 @@ std::vector<Scenario> standard_scenarios(const std::string& data_dir, const GpuC
 
 double bare_heap_loop(std::uint64_t events, std::size_t pending) {
   // The reference is a plain binary heap of the engine's events under the engine's order, not
-  // EventQueue itself, so that a faster EventQueue shows as a higher ratio.
-  const auto later = [](const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time > b.time;
+  // EventQueue itself, so that a faster EventQueue shows as a higher ratio. A binary heap needs
+  // each event's sequence number to break ties in insertion order.
+  struct HeapEvent {
+    Event event;
+    std::uint64_t sequence = 0;
+  };
+  const auto later = [](const HeapEvent& a, const HeapEvent& b) {
+    if (a.event.time != b.event.time) return a.event.time > b.event.time;
     return a.sequence > b.sequence;
   };
-  std::priority_queue<Event, std::vector<Event>, decltype(later)> heap(later);
+  std::priority_queue<HeapEvent, std::vector<HeapEvent>, decltype(later)> heap(later);
   std::mt19937_64 random(20261202);
   // Uniform in [0, 1) ms from the top 53 bits, written here so every standard library agrees.
   const auto delay = [&random] { return static_cast<double>(random() >> 11) * 0x1.0p-53 * 1e-3; };
   std::uint64_t sequence = 0;
   for (std::size_t i = 0; i <= pending; ++i)
-    heap.push(Event{delay(), sequence++, 0, 0, i});
+    heap.push({Event{delay(), 0, 0, i}, sequence++});
   double last = 0;
   for (std::uint64_t i = 0; i < events; ++i) {
-    const Event e = heap.top();
+    const Event e = heap.top().event;
     heap.pop();
     last = e.time;
-    heap.push(Event{e.time + delay(), sequence++, e.handler, e.kind, e.payload});
+    heap.push({Event{e.time + delay(), e.handler, e.kind, e.payload}, sequence++});
   }
   return last;
 }
