@@ -1,13 +1,14 @@
 // Replay throughput on large clusters: events/s, wall time and peak resident memory of one
 // simulated training iteration. Usage: bench_replay [REPEATS] [scaling|standard] [NAME_PART]
 // (default 3 repeats, the standard cases, all of them; NAME_PART keeps only the cases whose name
-// contains it, so that a profiler sees one case); the
-// median wall time of the repeats is reported, whole and of the event loop alone (loop_s; vs_bare
-// and loop_vs are their rates against the bare loop), with the loop's mean of pending events
-// (pending), and peak RSS is each case's own high-water mark (bench_scenarios.hpp). With `scaling`, the same per-replica load on 1,024 to 65,536 GPUs instead
-// (scaling_cases), each size's wall time also as a multiple of the previous size's.
-// The scaling cases (512 to 4,096 GPUs) reduce gradients as flow collectives in Megatron's
-// buckets, overlapped with the backward (--overlap-grad-reduce, distributed optimizer).
+// contains it, so that a profiler sees one case). The median wall time of the repeats is
+// reported, whole and of the event loop alone (loop_s; vs_bare and loop_vs are their rates
+// against the bare loop), with the loop's mean of pending events (pending); peak RSS is each
+// case's own high-water mark (bench_scenarios.hpp). With `scaling`, the same per-replica load on
+// 1,024 to 65,536 GPUs instead (scaling_cases), each size's wall time also as a multiple of the
+// previous size's. The standard cases of 512 to 4,096 GPUs reduce gradients as flow collectives
+// in Megatron's buckets, overlapped with the backward (--overlap-grad-reduce, distributed
+// optimizer).
 #include <fmt/format.h>
 
 #include <algorithm>
