@@ -22,7 +22,7 @@ void CollectiveLauncher::launch(std::uint32_t slot, const std::vector<RingHops>&
     const RingLoad load = ring_load(collective.op, static_cast<int>(ring.size()), collective.bytes);
     for (const RingHop& hop : ring) {
       if (network_ == nullptr) {
-        for (int link : *hop.route) {
+        for (int link : hop.route) {
           if (alpha_beta_link_bytes_.size() <= static_cast<std::size_t>(link))
             alpha_beta_link_bytes_.resize(link + 1, 0);
           alpha_beta_link_bytes_[link] += load.hop_bytes * hop.wire_share;
@@ -32,7 +32,7 @@ void CollectiveLauncher::launch(std::uint32_t slot, const std::vector<RingHops>&
       ++pending;
       ++flows_;
       // The network adds the route's latency once; the other steps' latencies come on top.
-      network_->start_flow(*hop.route, load.hop_bytes * hop.wire_share, kTokenBit | slot,
+      network_->start_flow(hop.route, load.hop_bytes * hop.wire_share, kTokenBit | slot,
                            (load.steps - 1) * hop.latency_s);
     }
   }

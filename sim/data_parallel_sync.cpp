@@ -17,8 +17,8 @@ RingHops ring_hops(const Cluster& cluster, const std::vector<GpuId>& ring, doubl
     const GpuId from = ring[i];
     const GpuId to = ring[(i + 1) % ring.size()];
     // One look-up of the route for its latency (Cluster::route_latency_s's sum) and its WAN links.
-    RingHop hop{&cluster.route(from, to), share, 0};
-    for (LinkId link : *hop.route) {
+    RingHop hop{cluster.route(from, to), share, 0};
+    for (LinkId link : hop.route) {
       hop.latency_s += cluster.links()[link].latency_s;
       if (cluster.links()[link].link_class == LinkClass::kWan) hop.wire_share = share / wan_compression;
     }

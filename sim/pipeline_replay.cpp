@@ -811,8 +811,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
     channel.dst = dst;
     channel.kind = kind;
     if (network_) {
-      for (const std::vector<int>* route : in_.routes->routes(src, dst)) {
-        channel.route_links.insert(channel.route_links.end(), route->begin(), route->end());
+      for (const std::span<const int> route : in_.routes->routes(src, dst)) {
+        channel.route_links.insert(channel.route_links.end(), route.begin(), route.end());
         channel.route_ends.push_back(static_cast<std::uint32_t>(channel.route_links.size()));
       }
       channel.wire_share = in_.routes->wire_share(src, dst);

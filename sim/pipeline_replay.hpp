@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "models/chunk_cost.hpp"
@@ -32,7 +33,7 @@ class TransferRoutes {
  public:
   virtual ~TransferRoutes() = default;
   // Routes of the flows of one transfer, one per tensor-parallel GPU pair.
-  virtual const std::vector<const std::vector<int>*>& routes(int src_worker, int dst_worker) = 0;
+  virtual const std::vector<std::span<const int>>& routes(int src_worker, int dst_worker) = 0;
   // The share of a transfer's bytes that goes on the wire (1 / compression ratio), e.g. when the
   // route crosses a compressed wide-area link.
   virtual double wire_share(int /*src_worker*/, int /*dst_worker*/) { return 1.0; }

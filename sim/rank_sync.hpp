@@ -3,6 +3,7 @@
 // replicas reduce and gather over, its gradient buckets in launch order, and the weights its ops
 // wait for (ZeRO-3, --overlap-param-gather). Built by sim/data_parallel_sync.hpp; run by
 // sim/gradient_sync.hpp and sim/weight_gathers.hpp on a sim/collective_launcher.hpp.
+#include <span>
 #include <vector>
 
 #include "sim/collectives/collective.hpp"
@@ -13,7 +14,7 @@ namespace hetsim {
 // it puts on the wire (1 / the ring's channels, divided by the compression ratio across a
 // compressed WAN link) and the route's latency.
 struct RingHop {
-  const std::vector<int>* route = nullptr;
+  std::span<const int> route;  // into the cluster's route cache (Cluster::route)
   double wire_share = 1;
   double latency_s = 0;
 };

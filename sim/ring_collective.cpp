@@ -23,7 +23,7 @@ RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::ve
   std::vector<LinkId> crossings;
   for (const auto& ring : rings)
     for (std::size_t i = 0; i < ring.size(); ++i) {
-      const std::vector<LinkId>& route = cluster.route(ring[i], ring[(i + 1) % ring.size()]);
+      const std::span<const LinkId> route = cluster.route(ring[i], ring[(i + 1) % ring.size()]);
       double latency = 0;
       for (LinkId link : route) latency += links[link].latency_s;
       result.latency_s = std::max(result.latency_s, latency);

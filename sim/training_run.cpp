@@ -273,7 +273,7 @@ class PlacementRoutes : public TransferRoutes {
  public:
   PlacementRoutes(const Cluster& cluster, const Placement& placement, double wan_compression)
       : cluster_(cluster), placement_(placement), wan_compression_(wan_compression) {}
-  const std::vector<const std::vector<int>*>& routes(int src, int dst) override {
+  const std::vector<std::span<const int>>& routes(int src, int dst) override {
     return pair(src, dst).routes;
   }
   double wire_share(int src, int dst) override { return pair(src, dst).wire_share; }
@@ -281,7 +281,7 @@ class PlacementRoutes : public TransferRoutes {
  private:
   // A worker pair's flow routes and the share of its bytes on the wire, found once.
   struct WorkerPair {
-    std::vector<const std::vector<int>*> routes;
+    std::vector<std::span<const int>> routes;
     double wire_share = 1;
   };
   const WorkerPair& pair(int src, int dst) {
@@ -290,8 +290,8 @@ class PlacementRoutes : public TransferRoutes {
       const auto from = placement_.worker_gpus(src);
       const auto to = placement_.worker_gpus(dst);
       for (std::size_t t = 0; t < from.size(); ++t) {
-        const std::vector<int>& route = cluster_.route(from[t], to[t]);
-        it->second.routes.push_back(&route);
+        const std::span<const int> route = cluster_.route(from[t], to[t]);
+        it->second.routes.push_back(route);
         for (int link : route)
           if (cluster_.links()[link].link_class == LinkClass::kWan)
             it->second.wire_share = 1 / wan_compression_;

@@ -147,15 +147,27 @@ std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
   return route;
 }
 
-const std::vector<LinkId>& Cluster::route(GpuId from, GpuId to) const {
+Cluster::Impl::StoredRoute Cluster::Impl::store_route(const std::vector<LinkId>& route) const {
+  if (static_cast<std::size_t>(route_block_end - route_block_next) < route.size()) {
+    const std::size_t size = std::max(kRouteBlockLinks, route.size());
+    route_blocks.push_back(std::make_unique_for_overwrite<LinkId[]>(size));
+    route_block_next = route_blocks.back().get();
+    route_block_end = route_block_next + size;
+  }
+  LinkId* const links = route_block_next;
+  route_block_next = std::copy(route.begin(), route.end(), links);
+  return {links, static_cast<std::uint32_t>(route.size())};
+}
+
+std::span<const LinkId> Cluster::route(GpuId from, GpuId to) const {
   check_gpu(*impl_, from);
   check_gpu(*impl_, to);
-  static const std::vector<LinkId> kNoLinks;
-  if (from == to) return kNoLinks;
+  if (from == to) return {};
   const std::uint64_t key = ordered_pair_key(from, to);
   auto it = impl_->routes.find(key);
-  if (it == impl_->routes.end()) it = impl_->routes.emplace(key, impl_->compose_route(from, to)).first;
-  return it->second;
+  if (it == impl_->routes.end())
+    it = impl_->routes.emplace(key, impl_->store_route(impl_->compose_route(from, to))).first;
+  return {it->second.links, it->second.length};
 }
 
 double Cluster::route_latency_s(GpuId from, GpuId to) const {

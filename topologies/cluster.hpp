@@ -5,6 +5,7 @@
 // load_cluster() (cluster_loader.hpp); routes come from a Boost.Graph graph of the fabric.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,8 @@ class Cluster {
 
   // Ordered links from GPU `from` to GPU `to` (empty when from == to). Computed once per pair of
   // endpoints' attachment points and cached; O(hops) after the first call.
-  const std::vector<LinkId>& route(GpuId from, GpuId to) const;
+  // The span stays valid as long as the cluster.
+  std::span<const LinkId> route(GpuId from, GpuId to) const;
 
   // Bandwidth and latency of the intra-node fabric of the node holding `gpu`, per GPU per
   // direction: what tensor-parallel collectives inside a stage are costed on.

@@ -4,6 +4,7 @@
 // the graph; other folders use cluster.hpp only.
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -89,8 +90,20 @@ struct Cluster::Impl {
   // Least-cost WAN paths between site switches, [from_site][to_site], filled for one source
   // site at a time by the first route that needs it.
   mutable std::vector<std::optional<std::vector<std::vector<LinkId>>>> wan_paths;
-  // GPU-level routes by ordered_pair_key(from, to); node-based so references stay valid as it grows.
-  mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> routes;
+  // GPU-level routes by ordered_pair_key(from, to). Their links lie end to end in blocks that
+  // never move (a route never straddles two), so the spans route() hands out stay valid as the
+  // cache grows, and a route costs no heap block of its own: at 64k GPUs the replay asks for
+  // hundreds of thousands.
+  struct StoredRoute {
+    const LinkId* links = nullptr;
+    std::uint32_t length = 0;
+  };
+  static constexpr std::size_t kRouteBlockLinks = 1 << 14;
+  mutable std::unordered_map<std::uint64_t, StoredRoute> routes;
+  mutable std::vector<std::unique_ptr<LinkId[]>> route_blocks;
+  mutable LinkId* route_block_next = nullptr;  // the last block's first free link
+  mutable LinkId* route_block_end = nullptr;
+  StoredRoute store_route(const std::vector<LinkId>& route) const;
 
   const std::vector<LinkId>& wan_path(int from_site, int to_site) const;
   std::vector<LinkId> compose_route(GpuId from, GpuId to) const;

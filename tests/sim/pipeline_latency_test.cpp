@@ -53,14 +53,14 @@ Cluster two_gpus_one_link(double latency_s) {
 class GpuRoutes : public TransferRoutes {
  public:
   explicit GpuRoutes(const Cluster& cluster) : cluster_(cluster) {}
-  const std::vector<const std::vector<int>*>& routes(int src, int dst) override {
-    routes_ = {&cluster_.route(src, dst)};
+  const std::vector<std::span<const int>>& routes(int src, int dst) override {
+    routes_ = {cluster_.route(src, dst)};
     return routes_;
   }
 
  private:
   const Cluster& cluster_;
-  std::vector<const std::vector<int>*> routes_;
+  std::vector<std::span<const int>> routes_;
 };
 
 // GPipe over the cluster's two GPUs: every F takes f, every B b, every message `bytes`, carried
@@ -128,9 +128,9 @@ TEST_CASE("a channel asks for routes and wire share once, and every message pays
   // The routes answer from one reused vector, so a channel must keep a copy of what it was told.
   struct HalvingRoutes : TransferRoutes {
     explicit HalvingRoutes(const Cluster& c) : cluster(c) {}
-    const std::vector<const std::vector<int>*>& routes(int src, int dst) override {
+    const std::vector<std::span<const int>>& routes(int src, int dst) override {
       ++route_calls;
-      answer = {&cluster.route(src, dst)};
+      answer = {cluster.route(src, dst)};
       return answer;
     }
     double wire_share(int /*src*/, int /*dst*/) override {
@@ -138,7 +138,7 @@ TEST_CASE("a channel asks for routes and wire share once, and every message pays
       return 0.5;
     }
     const Cluster& cluster;
-    std::vector<const std::vector<int>*> answer;
+    std::vector<std::span<const int>> answer;
     int route_calls = 0;
     int share_calls = 0;
   };

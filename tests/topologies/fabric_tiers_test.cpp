@@ -49,7 +49,7 @@ const Cluster& tiered() {
 
 hetsim::GpuId gpu(int node, int index) { return node * 8 + index; }
 
-std::vector<std::string> link_names(const Cluster& c, const std::vector<LinkId>& route) {
+std::vector<std::string> link_names(const Cluster& c, std::span<const LinkId> route) {
   std::vector<std::string> names;
   for (const LinkId id : route) names.push_back(c.links()[id].name);
   return names;

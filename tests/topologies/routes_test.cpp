@@ -2,7 +2,9 @@
 // documented in topologies/README.md, caching, and the path being a real path of the fabric graph.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,7 @@ using hetsim::test::write_scratch_file;
 
 namespace {
 
-std::vector<std::string> link_names(const Cluster& cluster, const std::vector<LinkId>& route) {
+std::vector<std::string> link_names(const Cluster& cluster, std::span<const LinkId> route) {
   std::vector<std::string> names;
   for (const LinkId id : route) names.push_back(cluster.links()[id].name);
   return names;
@@ -110,19 +112,33 @@ TEST_CASE("cross-site: NIC up, the WAN link, NIC down; closed form L + S/B for o
   CHECK(link_names(cluster, cluster.route(29, 3))[1] == "dc-b->dc-a");
 }
 
-TEST_CASE("routes are cached: the same vector comes back, and it equals a fresh composition") {
+TEST_CASE("routes are cached: the same links come back, and they equal a fresh composition") {
   const Cluster cluster = load_cluster(shipped_cluster("two-site-wan.json"), kGpuTypes);
-  const auto& first = cluster.route(0, 20);
-  const auto copy = first;
-  const auto& second = cluster.route(0, 20);
-  CHECK(&first == &second);
-  CHECK(second == copy);
-  // Filling the cache with every other pair leaves earlier references valid and unchanged.
+  const std::span<const LinkId> first = cluster.route(0, 20);
+  const std::vector<LinkId> copy(first.begin(), first.end());
+  const std::span<const LinkId> second = cluster.route(0, 20);
+  CHECK(first.data() == second.data());
+  CHECK(std::ranges::equal(second, copy));
+  // Filling the cache with every other pair leaves earlier spans valid and unchanged.
   for (int a = 0; a < cluster.gpu_count(); ++a)
     for (int b = 0; b < cluster.gpu_count(); ++b) (void)cluster.route(a, b);
-  CHECK(&cluster.route(0, 20) == &first);
-  CHECK(first == copy);
+  CHECK(cluster.route(0, 20).data() == first.data());
+  CHECK(std::ranges::equal(first, copy));
   CHECK(cluster.impl().compose_route(0, 20) == copy);
+}
+
+TEST_CASE("cached routes stay valid when the cache's links fill several blocks") {
+  const Cluster cluster = load_cluster(shipped_cluster("dgx-h100-128node.json"), kGpuTypes);
+  const std::span<const LinkId> first = cluster.route(0, 1000);
+  const std::vector<LinkId> copy(first.begin(), first.end());
+  for (int a = 0; a < 16; ++a)
+    for (int b = 0; b < cluster.gpu_count(); ++b) (void)cluster.route(a, b);
+  REQUIRE(cluster.impl().route_blocks.size() > 1);
+  CHECK(cluster.route(0, 1000).data() == first.data());
+  CHECK(std::ranges::equal(first, copy));
+  CHECK(cluster.impl().compose_route(0, 1000) == copy);
+  for (int b = 0; b < cluster.gpu_count(); b += 97)
+    CHECK(std::ranges::equal(cluster.route(15, b), cluster.impl().compose_route(15, b)));
 }
 
 TEST_CASE("every route is a path of the fabric graph that never passes through a GPU") {
