@@ -12,7 +12,6 @@
 // replaying. A replay that cannot finish throws SimulationError naming what waits for what;
 // broken end-of-run invariants throw too.
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <vector>
