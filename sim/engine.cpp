@@ -24,12 +24,21 @@ void Engine::schedule(double delay_s, std::uint32_t handler, std::uint32_t kind,
   queue_.push(now_ + delay_s, handler, kind, payload);
 }
 
+namespace {
+constexpr std::size_t kFarLookahead = 8;
+constexpr std::size_t kNearLookahead = 4;
+}  // namespace
+
 void Engine::run() {
   const auto start = std::chrono::steady_clock::now();
   const std::uint64_t processed_before = processed_;
   std::uint64_t pending_sum = 0;
   while (!queue_.empty()) {
     const Event event = queue_.pop();
+    if (const Event* far = queue_.ahead_at_same_time(kFarLookahead))
+      handlers_[far->handler]->prefetch(*far, EventHandler::Lookahead::kFar);
+    if (const Event* near = queue_.ahead_at_same_time(kNearLookahead))
+      handlers_[near->handler]->prefetch(*near, EventHandler::Lookahead::kNear);
     now_ = event.time;
     ++processed_;
     pending_sum += queue_.size();

@@ -12,6 +12,11 @@ class EventHandler {
  public:
   virtual ~EventHandler() = default;
   virtual void handle(const Event& event) = 0;
+  // Called for an event some pops ahead of its turn, once with kFar and again nearer with kNear:
+  // a handler may start fetching what handling it will read (kFar: the event's own state; kNear:
+  // what that state points to, by then in cache). Changes nothing.
+  enum class Lookahead { kFar, kNear };
+  virtual void prefetch(const Event& /*event*/, Lookahead /*stage*/) const {}
 };
 
 // What the engines of one thread did inside Engine::run, summed over all of them: a benchmark

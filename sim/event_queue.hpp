@@ -50,6 +50,12 @@ class EventQueue {
     --size_;
     return buckets_[0][head_++];
   }
+  // The event that will pop after `ahead` others (0: the next), when it is already queued at the
+  // time being popped (bucket 0); nullptr otherwise. For prefetching what handling it touches.
+  const Event* ahead_at_same_time(std::size_t ahead) const {
+    const std::size_t index = head_ + ahead;
+    return index < buckets_[0].size() ? &buckets_[0][index] : nullptr;
+  }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 

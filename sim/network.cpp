@@ -286,6 +286,18 @@ void Network::track_bandwidth_steps(int link) {
                    static_cast<std::uint64_t>(link));
 }
 
+void Network::prefetch(const Event& event, Lookahead stage) const {
+  if (event.kind == kBandwidthStep) return;
+  const auto index = static_cast<std::uint32_t>(event.payload & 0xffffffffu);
+  const Flow& flow = flows_[index];
+  if (stage == Lookahead::kFar) {
+    __builtin_prefetch(&flow);
+    __builtin_prefetch(reinterpret_cast<const char*>(&flow) + 64);
+    return;
+  }
+  if (event.kind == kDrained) prefetch_links(route_of(flow));
+}
+
 void Network::handle(const Event& event) {
   if (event.kind == kBandwidthStep) {
     const int link = static_cast<int>(event.payload);

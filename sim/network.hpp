@@ -86,6 +86,7 @@ class Network : public EventHandler {
   std::uint64_t lone_flow_recomputations() const { return lone_flow_recomputations_; }
 
   void handle(const Event& event) override;
+  void prefetch(const Event& event, Lookahead stage) const override;
 
  private:
   enum EventKind : std::uint32_t { kDrained = 0, kDelivered = 1, kBandwidthStep = 2 };

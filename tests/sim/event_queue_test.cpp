@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "sim/engine.hpp"
@@ -120,4 +121,44 @@ TEST_CASE("the queue keeps (time, sequence) order over times of every magnitude 
   CHECK_THROWS_WITH(queue.push(now / 2, 0, 0, 0), "event queued before the last event popped");
   CHECK_THROWS_WITH(queue.push(-1.0, 0, 0, 0), "event queued at a negative or NaN time");
   CHECK(queue.size() == reference.size());
+}
+
+namespace {
+// Records, for every prefetch and every handled event, its payload and stage (2 = handled).
+struct LookaheadRecorder : EventHandler {
+  void handle(const Event& e) override { calls.push_back({e.payload, 2}); }
+  void prefetch(const Event& e, Lookahead stage) const override {
+    calls.push_back({e.payload, stage == Lookahead::kFar ? 0 : 1});
+  }
+  mutable std::vector<std::pair<std::uint64_t, int>> calls;
+};
+}  // namespace
+
+TEST_CASE("the engine prefetches events queued at the time being popped, far then near, before each is handled") {
+  Engine engine;
+  LookaheadRecorder recorder;
+  const auto id = engine.add_handler(recorder);
+  constexpr std::uint64_t kSameTime = 40;
+  for (std::uint64_t i = 0; i < kSameTime; ++i) engine.schedule(1.0, id, 0, i);
+  engine.schedule(2.0, id, 0, 1000);  // alone at its time: nothing is queued with it to look ahead
+  engine.run();
+  std::vector<int> last_stage(kSameTime + 1, -1);
+  std::size_t handled = 0, prefetched = 0;
+  for (const auto& [payload, stage] : recorder.calls) {
+    if (payload == 1000) {
+      CHECK(stage == 2);
+      continue;
+    }
+    REQUIRE(payload < kSameTime);
+    if (stage == 2) {
+      CHECK(payload == handled++);  // prefetching never reorders
+    } else {
+      CHECK(payload > handled);  // an event still queued behind the one popped, never that one
+      CHECK(stage > last_stage[payload]);  // far before near, each once
+      ++prefetched;
+    }
+    last_stage[payload] = stage;
+  }
+  CHECK(handled == kSameTime);
+  CHECK(prefetched > kSameTime);  // most events got both stages
 }
