@@ -147,7 +147,7 @@ std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
   return route;
 }
 
-Cluster::Impl::StoredRoute Cluster::Impl::store_route(const std::vector<LinkId>& route) const {
+StoredRoute Cluster::Impl::store_route(const std::vector<LinkId>& route) const {
   if (static_cast<std::size_t>(route_block_end - route_block_next) < route.size()) {
     const std::size_t size = std::max(kRouteBlockLinks, route.size());
     route_blocks.push_back(std::make_unique_for_overwrite<LinkId[]>(size));
@@ -164,10 +164,10 @@ std::span<const LinkId> Cluster::route(GpuId from, GpuId to) const {
   check_gpu(*impl_, to);
   if (from == to) return {};
   const std::uint64_t key = ordered_pair_key(from, to);
-  auto it = impl_->routes.find(key);
-  if (it == impl_->routes.end())
-    it = impl_->routes.emplace(key, impl_->store_route(impl_->compose_route(from, to))).first;
-  return {it->second.links, it->second.length};
+  if (const StoredRoute* stored = impl_->routes.find(key)) return {stored->links, stored->length};
+  const StoredRoute stored = impl_->store_route(impl_->compose_route(from, to));
+  impl_->routes.insert(key, stored);
+  return {stored.links, stored.length};
 }
 
 double Cluster::route_latency_s(GpuId from, GpuId to) const {

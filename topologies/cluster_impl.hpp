@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "topologies/cluster.hpp"
+#include "topologies/route_table.hpp"
 
 namespace hetsim {
 
@@ -94,12 +95,8 @@ struct Cluster::Impl {
   // never move (a route never straddles two), so the spans route() hands out stay valid as the
   // cache grows, and a route costs no heap block of its own: at 64k GPUs the replay asks for
   // hundreds of thousands.
-  struct StoredRoute {
-    const LinkId* links = nullptr;
-    std::uint32_t length = 0;
-  };
   static constexpr std::size_t kRouteBlockLinks = 1 << 14;
-  mutable std::unordered_map<std::uint64_t, StoredRoute> routes;
+  mutable RouteTable routes;
   mutable std::vector<std::unique_ptr<LinkId[]>> route_blocks;
   mutable LinkId* route_block_next = nullptr;  // the last block's first free link
   mutable LinkId* route_block_end = nullptr;

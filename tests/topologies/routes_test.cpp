@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "tests/topologies/cluster_test_support.hpp"
 #include "topologies/cluster_impl.hpp"
 #include "topologies/cluster_loader.hpp"
+#include "topologies/route_table.hpp"
 
 using hetsim::Cluster;
 using hetsim::LinkClass;
@@ -139,6 +141,31 @@ TEST_CASE("cached routes stay valid when the cache's links fill several blocks")
   CHECK(cluster.impl().compose_route(0, 1000) == copy);
   for (int b = 0; b < cluster.gpu_count(); b += 97)
     CHECK(std::ranges::equal(cluster.route(15, b), cluster.impl().compose_route(15, b)));
+}
+
+TEST_CASE("the route table finds every pair it stored, as it grows, and no pair it did not") {
+  // Keys of GPU pairs that differ only in the source, only in the destination, or in both: the
+  // hash must separate all three, and growing past the first table must keep every entry.
+  hetsim::RouteTable table;
+  const LinkId links[] = {3, 1, 4, 1, 5, 9, 2, 6};
+  std::vector<std::uint64_t> keys;
+  for (int from = 0; from < 300; ++from)
+    for (int to = 0; to < 300; to += 7)
+      if (from != to) keys.push_back(hetsim::ordered_pair_key(from, to));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    REQUIRE(table.find(keys[i]) == nullptr);
+    table.insert(keys[i], {links + i % 8, static_cast<std::uint32_t>(i % 8)});
+  }
+  CHECK(table.size() == keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const hetsim::StoredRoute* stored = table.find(keys[i]);
+    REQUIRE(stored != nullptr);
+    CHECK(stored->links == links + i % 8);
+    CHECK(stored->length == i % 8);
+  }
+  CHECK(table.find(hetsim::ordered_pair_key(5, 5)) == nullptr);
+  CHECK(table.find(hetsim::ordered_pair_key(0, 3)) == nullptr);  // to = 3 was never stored
+  CHECK(table.find(hetsim::ordered_pair_key(300, 0)) == nullptr);
 }
 
 TEST_CASE("every route is a path of the fabric graph that never passes through a GPU") {
