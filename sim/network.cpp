@@ -21,9 +21,7 @@ Network::Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& 
       handler_id_(engine.add_handler(*this)),
       listener_(listener),
       options_(options),
-      links_(links.size()),
-      bandwidth_steps_(links.size()),
-      overflow_flows_(links.size()) {
+      links_(links.size()) {
   for (std::size_t l = 0; l < links.size(); ++l) {
     if (!(links[l].bandwidth_bytes_per_s > 0))
       throw Error("network: link " + std::to_string(l) + " has no bandwidth");
@@ -32,8 +30,11 @@ Network::Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& 
         throw Error("network: a bandwidth step of link " + std::to_string(l) + " is not positive");
     links_[l].capacity = links[l].bandwidth_bytes_per_s;
     links_[l].latency_s = links[l].latency_s;
-    links_[l].has_steps = !links[l].bandwidth_steps.empty();
-    bandwidth_steps_[l] = std::move(links[l].bandwidth_steps);
+    if (links[l].bandwidth_steps.empty()) continue;
+    links_[l].has_steps = true;
+    links_[l].next_step = static_cast<std::uint32_t>(steps_.size());
+    steps_.insert(steps_.end(), links[l].bandwidth_steps.begin(), links[l].bandwidth_steps.end());
+    steps_.push_back(kEndOfSteps);
   }
 }
 
@@ -46,7 +47,7 @@ std::vector<double> Network::link_bytes() const {
 std::span<const std::uint32_t> Network::flows_on(int link) const {
   const Link& state = links_[link];
   if (state.flow_count <= kInlineFlows) return {state.inline_flows, state.flow_count};
-  return overflow_flows_[link];
+  return overflow_lists_[state.inline_flows[0]];
 }
 
 void Network::add_flow(int link, std::uint32_t flow) {
@@ -55,10 +56,19 @@ void Network::add_flow(int link, std::uint32_t flow) {
     state.inline_flows[state.flow_count++] = flow;
     return;
   }
-  std::vector<std::uint32_t>& overflow = overflow_flows_[link];
-  if (state.flow_count == kInlineFlows)
-    overflow.assign(state.inline_flows, state.inline_flows + kInlineFlows);
-  overflow.push_back(flow);
+  if (state.flow_count == kInlineFlows) {
+    std::uint32_t list;
+    if (free_overflow_lists_.empty()) {
+      list = static_cast<std::uint32_t>(overflow_lists_.size());
+      overflow_lists_.emplace_back();
+    } else {
+      list = free_overflow_lists_.back();
+      free_overflow_lists_.pop_back();
+    }
+    overflow_lists_[list].assign(state.inline_flows, state.inline_flows + kInlineFlows);
+    state.inline_flows[0] = list;
+  }
+  overflow_lists_[state.inline_flows[0]].push_back(flow);
   ++state.flow_count;
 }
 
@@ -70,11 +80,15 @@ void Network::remove_flow(int link, std::uint32_t flow) {
     --state.flow_count;
     return;
   }
-  std::vector<std::uint32_t>& overflow = overflow_flows_[link];
+  const std::uint32_t list = state.inline_flows[0];
+  std::vector<std::uint32_t>& overflow = overflow_lists_[list];
   *std::find(overflow.begin(), overflow.end(), flow) = overflow.back();
   overflow.pop_back();
-  if (--state.flow_count == kInlineFlows)
+  if (--state.flow_count == kInlineFlows) {
     std::copy(overflow.begin(), overflow.end(), state.inline_flows);
+    overflow.clear();
+    free_overflow_lists_.push_back(list);
+  }
 }
 
 std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
@@ -276,13 +290,11 @@ void Network::track_bandwidth_steps(int link) {
   Link& state = links_[link];
   if (!state.has_steps || state.step_pending) return;
   // The link was idle with no step event queued: catch its bandwidth up with the clock.
-  const std::vector<BandwidthStep>& steps = bandwidth_steps_[link];
   const double now = engine_.now();
-  while (state.next_step < steps.size() && steps[state.next_step].time_s <= now)
-    state.capacity = steps[state.next_step++].bytes_per_s;
-  if (state.next_step == steps.size()) return;
+  while (steps_[state.next_step].time_s <= now) state.capacity = steps_[state.next_step++].bytes_per_s;
+  if (!(steps_[state.next_step].bytes_per_s > 0)) return;  // kEndOfSteps: no change left
   state.step_pending = true;
-  engine_.schedule(std::max(0.0, steps[state.next_step].time_s - now), handler_id_, kBandwidthStep,
+  engine_.schedule(std::max(0.0, steps_[state.next_step].time_s - now), handler_id_, kBandwidthStep,
                    static_cast<std::uint64_t>(link));
 }
 
@@ -303,7 +315,7 @@ void Network::handle(const Event& event) {
     const int link = static_cast<int>(event.payload);
     Link& state = links_[link];
     state.step_pending = false;
-    state.capacity = bandwidth_steps_[link][state.next_step++].bytes_per_s;
+    state.capacity = steps_[state.next_step++].bytes_per_s;
     // Steps are only followed while flows cross the link, so an idle trace never keeps the
     // engine running; the next flow catches the bandwidth up (track_bandwidth_steps).
     if (state.flow_count == 0) return;

@@ -10,6 +10,7 @@
 // delivered L + S/B (+ the per-message overhead) after it starts: the data drains at the fair
 // rate, then the last byte travels the route's latency.
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -109,12 +110,12 @@ class Network : public EventHandler {
     bool active = false;
     bool draining = false;
   };
-  // How many flow ids a link holds in its own cache line; more spill to overflow_flows_. Two
+  // How many flow ids a link holds in its own cache line; more spill to an overflow list. Two
   // covers the usual load of a replay's link (a send and a receive crossing it, or none).
   static constexpr std::uint32_t kInlineFlows = 2;
   // What starting, draining and re-rating a flow read and write per link of its route, in one
   // 64-byte cache line: at 16k-64k GPUs the links no longer fit in cache, and separate vectors
-  // per field cost a miss each. The bandwidth steps, rarely read, stay in bandwidth_steps_.
+  // per field cost a miss each. The bandwidth steps, rarely read, stay in steps_.
   struct alignas(64) Link {
     double capacity = 0;  // bytes/s now
     double latency_s = 0;
@@ -123,9 +124,10 @@ class Network : public EventHandler {
     std::uint32_t mark = 0;       // collect_component's epoch stamp
     std::uint32_t unfrozen = 0;   // progressive filling: flows on it without a rate yet
     std::uint32_t version = 0;    // progressive filling: heap entries of older versions are stale
-    std::uint32_t next_step = 0;  // index into bandwidth_steps_[link] of the next change
+    std::uint32_t next_step = 0;  // index into steps_ of the next change (has_steps only)
     // The draining flows crossing it, once per crossing, in arrival order (a removal moves the
-    // last into the gap): in inline_flows while they fit, else all in overflow_flows_[link].
+    // last into the gap): in inline_flows while they fit, else all in
+    // overflow_lists_[inline_flows[0]].
     std::uint32_t flow_count = 0;
     std::uint32_t inline_flows[kInlineFlows] = {};
     bool has_steps = false;
@@ -167,8 +169,14 @@ class Network : public EventHandler {
   FlowListener& listener_;
   NetworkOptions options_;
   std::vector<Link> links_;
-  std::vector<std::vector<BandwidthStep>> bandwidth_steps_;   // by link
-  std::vector<std::vector<std::uint32_t>> overflow_flows_;  // by link; see Link::flow_count
+  // Every varying link's bandwidth steps end to end, each link's closed by a kEndOfSteps: at 64k
+  // GPUs a vector per link (most of them empty) cost 6 MiB to build and free.
+  static constexpr BandwidthStep kEndOfSteps{std::numeric_limits<double>::infinity(), 0};
+  std::vector<BandwidthStep> steps_;
+  // The flow lists of the links crossed by more than kInlineFlows flows, and those free for
+  // reuse once a link's flows fit inline again: only busy links hold one.
+  std::vector<std::vector<std::uint32_t>> overflow_lists_;
+  std::vector<std::uint32_t> free_overflow_lists_;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_slots_;
 
