@@ -348,3 +348,31 @@ TEST_CASE("routes longer than a flow holds inline take the same times as short o
     CHECK(link_bytes[mode] == link_bytes[0]);
   }
 }
+
+TEST_CASE("links crowded by more flows than they hold inline keep their own flows as overflow lists are reused") {
+  // Links 0 and 1 each carry three flows (more than a link holds inline); link 0 drops back to two
+  // at 3S/c and gives its overflow list back; link 2 then takes three flows, and a list, at
+  // 4S/c. Each link's flows are its own, so the shares are the closed forms of one link:
+  // c/3 per flow, then c/2 on link 0 once its short flow is done.
+  Engine engine;
+  Arrivals arrivals(engine);
+  const double c = 1e9, s = 1e8;
+  Network network(engine, {{c, 0.0}, {c, 0.0}, {c, 0.0}}, arrivals);
+  Starter starter(engine, network);
+  const std::vector<int> on0{0}, on1{1};
+  network.start_flow(on0, s, 1);
+  network.start_flow(on0, 2 * s, 2);
+  network.start_flow(on0, 2 * s, 3);
+  for (std::uint64_t token : {4, 5, 6}) network.start_flow(on1, 4 * s, token);
+  for (std::uint64_t token : {7, 8, 9}) {
+    starter.routes[token] = {2};
+    starter.bytes[token] = s;
+    engine.schedule(4 * s / c, starter.id, 0, token);
+  }
+  engine.run();
+  check_close(arrivals.at[1], 3 * s / c, "link 0's short flow, at c/3");
+  for (std::uint64_t token : {2, 3}) check_close(arrivals.at[token], 5 * s / c, "link 0's others, then at c/2");
+  for (std::uint64_t token : {4, 5, 6}) check_close(arrivals.at[token], 12 * s / c, "link 1's, at c/3 throughout");
+  for (std::uint64_t token : {7, 8, 9}) check_close(arrivals.at[token], 7 * s / c, "link 2's, from 4S/c at c/3");
+  CHECK(network.active_flows() == 0);
+}
