@@ -15,7 +15,7 @@ bool larger_share(double a_share, int a_link, double b_share, int b_link) {
 }
 }  // namespace
 
-Network::Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& listener,
+Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowListener& listener,
                  NetworkOptions options)
     : engine_(engine),
       handler_id_(engine.add_handler(*this)),

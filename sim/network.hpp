@@ -57,7 +57,7 @@ struct NetworkOptions {
 
 class Network : public EventHandler {
  public:
-  Network(Engine& engine, std::vector<LinkCapacity> links, FlowListener& listener,
+  Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowListener& listener,
           NetworkOptions options = {});
 
   // Starts a flow of `bytes` along `route` (link ids) now; `token` comes back in
