@@ -836,7 +836,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
       case LinkClass::kWan:
         result.bytes_wan += bytes;
         result.egress_usd += bytes * link.egress_usd_per_byte;
-        if (bytes > 0) result.wan_links.push_back(WanLinkTraffic{link.name, bytes, bytes * link.egress_usd_per_byte});
+        if (bytes > 0) result.wan_links.push_back(WanLinkTraffic{std::string(link.name), bytes, bytes * link.egress_usd_per_byte});
         break;
     }
   }

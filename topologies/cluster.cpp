@@ -147,27 +147,15 @@ std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
   return route;
 }
 
-StoredRoute Cluster::Impl::store_route(const std::vector<LinkId>& route) const {
-  if (static_cast<std::size_t>(route_block_end - route_block_next) < route.size()) {
-    const std::size_t size = std::max(kRouteBlockLinks, route.size());
-    route_blocks.push_back(std::make_unique_for_overwrite<LinkId[]>(size));
-    route_block_next = route_blocks.back().get();
-    route_block_end = route_block_next + size;
-  }
-  LinkId* const links = route_block_next;
-  route_block_next = std::copy(route.begin(), route.end(), links);
-  return {links, static_cast<std::uint32_t>(route.size())};
-}
-
 std::span<const LinkId> Cluster::route(GpuId from, GpuId to) const {
   check_gpu(*impl_, from);
   check_gpu(*impl_, to);
   if (from == to) return {};
   const std::uint64_t key = ordered_pair_key(from, to);
   if (const StoredRoute* stored = impl_->routes.find(key)) return {stored->links, stored->length};
-  const StoredRoute stored = impl_->store_route(impl_->compose_route(from, to));
-  impl_->routes.insert(key, stored);
-  return {stored.links, stored.length};
+  const std::span<const LinkId> links = impl_->route_links.store(impl_->compose_route(from, to));
+  impl_->routes.insert(key, {links.data(), static_cast<std::uint32_t>(links.size())});
+  return links;
 }
 
 double Cluster::route_latency_s(GpuId from, GpuId to) const {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hetsim {
@@ -25,7 +26,9 @@ struct BandwidthPoint {
 };
 
 struct Link {
-  std::string name;               // e.g. "site-a/node3/gpu5->nvswitch", "site-a->site-b"
+  // e.g. "site-a/node3/gpu5->nvswitch", "site-a->site-b"; stored by the Cluster, valid while
+  // it lives.
+  std::string_view name;
   LinkClass link_class;
   double bandwidth_bytes_per_s;   // per direction
   double latency_s;               // added once per hop

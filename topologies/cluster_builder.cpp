@@ -67,10 +67,11 @@ class Builder {
  public:
   explicit Builder(Cluster::Impl& impl) : impl_(impl) {}
 
-  LinkId add_link(int from_vertex, int to_vertex, std::string name, LinkClass link_class,
+  LinkId add_link(int from_vertex, int to_vertex, std::string_view name, LinkClass link_class,
                   const LinkFigures& figures, double egress_usd_per_byte = 0) {
     const auto id = static_cast<LinkId>(impl_.links.size());
-    impl_.links.push_back(Link{std::move(name), link_class, figures.bandwidth_bytes_per_s,
+    const std::span<const char> stored = impl_.link_names.store(name);
+    impl_.links.push_back(Link{{stored.data(), stored.size()}, link_class, figures.bandwidth_bytes_per_s,
                                figures.latency_s, egress_usd_per_byte});
     impl_.link_from_vertex.push_back(from_vertex);
     impl_.link_to_vertex.push_back(to_vertex);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "topologies/block_arena.hpp"
 #include "topologies/cluster.hpp"
 #include "topologies/route_table.hpp"
 
@@ -74,6 +75,7 @@ struct Cluster::Impl {
   std::vector<GpuAttachment> attachments;  // by GpuId
   std::vector<NodeInfo> nodes;
   std::vector<Link> links;
+  BlockArena<char, 1 << 16> link_names;  // what each Link::name views
   std::vector<int> link_from_vertex;  // by LinkId, vertex ids of FabricGraph
   std::vector<int> link_to_vertex;
   FabricGraph graph;
@@ -95,12 +97,8 @@ struct Cluster::Impl {
   // never move (a route never straddles two), so the spans route() hands out stay valid as the
   // cache grows, and a route costs no heap block of its own: at 64k GPUs the replay asks for
   // hundreds of thousands.
-  static constexpr std::size_t kRouteBlockLinks = 1 << 14;
   mutable RouteTable routes;
-  mutable std::vector<std::unique_ptr<LinkId[]>> route_blocks;
-  mutable LinkId* route_block_next = nullptr;  // the last block's first free link
-  mutable LinkId* route_block_end = nullptr;
-  StoredRoute store_route(const std::vector<LinkId>& route) const;
+  mutable BlockArena<LinkId, 1 << 14> route_links;
 
   const std::vector<LinkId>& wan_path(int from_site, int to_site) const;
   std::vector<LinkId> compose_route(GpuId from, GpuId to) const;

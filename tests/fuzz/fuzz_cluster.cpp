@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const Link& link : cluster.links()) {
       fuzz::require_finite(link.bandwidth_bytes_per_s, "a link's bandwidth");
       if (!(link.bandwidth_bytes_per_s > 0))
-        fuzz::finding("a link of bandwidth <= 0: " + link.name);
+        fuzz::finding("a link of bandwidth <= 0: " + std::string(link.name));
       fuzz::require_finite(link.latency_s, "a link's latency");
     }
     fuzz::require_finite(cluster.route_latency_s(0, cluster.gpu_count() - 1), "a route's latency");

@@ -51,7 +51,7 @@ hetsim::GpuId gpu(int node, int index) { return node * 8 + index; }
 
 std::vector<std::string> link_names(const Cluster& c, std::span<const LinkId> route) {
   std::vector<std::string> names;
-  for (const LinkId id : route) names.push_back(c.links()[id].name);
+  for (const LinkId id : route) names.emplace_back(c.links()[id].name);
   return names;
 }
 

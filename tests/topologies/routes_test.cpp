@@ -27,7 +27,7 @@ namespace {
 
 std::vector<std::string> link_names(const Cluster& cluster, std::span<const LinkId> route) {
   std::vector<std::string> names;
-  for (const LinkId id : route) names.push_back(cluster.links()[id].name);
+  for (const LinkId id : route) names.emplace_back(cluster.links()[id].name);
   return names;
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("cached routes stay valid when the cache's links fill several blocks")
   const std::vector<LinkId> copy(first.begin(), first.end());
   for (int a = 0; a < 16; ++a)
     for (int b = 0; b < cluster.gpu_count(); ++b) (void)cluster.route(a, b);
-  REQUIRE(cluster.impl().route_blocks.size() > 1);
+  REQUIRE(cluster.impl().route_links.blocks() > 1);
   CHECK(cluster.route(0, 1000).data() == first.data());
   CHECK(std::ranges::equal(first, copy));
   CHECK(cluster.impl().compose_route(0, 1000) == copy);

@@ -42,7 +42,7 @@ const char* kTriangle = R"({
 
 std::vector<std::string> names(const Cluster& cluster, int from, int to) {
   std::vector<std::string> out;
-  for (const auto id : cluster.route(from, to)) out.push_back(cluster.links()[id].name);
+  for (const auto id : cluster.route(from, to)) out.emplace_back(cluster.links()[id].name);
   return out;
 }
 
