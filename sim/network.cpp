@@ -291,7 +291,8 @@ void Network::track_bandwidth_steps(int link) {
   if (!state.has_steps || state.step_pending) return;
   // The link was idle with no step event queued: catch its bandwidth up with the clock.
   const double now = engine_.now();
-  while (steps_[state.next_step].time_s <= now) state.capacity = steps_[state.next_step++].bytes_per_s;
+  while (steps_[state.next_step].time_s <= now)
+    state.capacity = steps_[state.next_step++].bytes_per_s;
   if (!(steps_[state.next_step].bytes_per_s > 0)) return;  // kEndOfSteps: no change left
   state.step_pending = true;
   engine_.schedule(std::max(0.0, steps_[state.next_step].time_s - now), handler_id_, kBandwidthStep,

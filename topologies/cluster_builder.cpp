@@ -71,8 +71,9 @@ class Builder {
                   const LinkFigures& figures, double egress_usd_per_byte = 0) {
     const auto id = static_cast<LinkId>(impl_.links.size());
     const std::span<const char> stored = impl_.link_names.store(name);
-    impl_.links.push_back(Link{{stored.data(), stored.size()}, link_class, figures.bandwidth_bytes_per_s,
-                               figures.latency_s, egress_usd_per_byte});
+    impl_.links.push_back(Link{{stored.data(), stored.size()}, link_class,
+                               figures.bandwidth_bytes_per_s, figures.latency_s,
+                               egress_usd_per_byte});
     impl_.link_from_vertex.push_back(from_vertex);
     impl_.link_to_vertex.push_back(to_vertex);
     boost::add_edge(static_cast<std::size_t>(from_vertex), static_cast<std::size_t>(to_vertex),
