@@ -21,7 +21,7 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
       handler_id_(engine.add_handler(*this)),
       listener_(listener),
       options_(options),
-      links_(links.size()) {
+      links_(links.size()), traffic_(links.size()), fill_(links.size()) {
   for (std::size_t l = 0; l < links.size(); ++l) {
     if (!(links[l].bandwidth_bytes_per_s > 0))
       throw Error("network: link " + std::to_string(l) + " has no bandwidth");
@@ -29,7 +29,7 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
       if (!(step.bytes_per_s > 0))
         throw Error("network: a bandwidth step of link " + std::to_string(l) + " is not positive");
     links_[l].capacity = links[l].bandwidth_bytes_per_s;
-    links_[l].latency_s = links[l].latency_s;
+    traffic_[l].latency_s = links[l].latency_s;
     if (links[l].bandwidth_steps.empty()) continue;
     links_[l].has_steps = true;
     links_[l].next_step = static_cast<std::uint32_t>(steps_.size());
@@ -40,7 +40,7 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
 
 std::vector<double> Network::link_bytes() const {
   std::vector<double> bytes(links_.size());
-  for (std::size_t l = 0; l < links_.size(); ++l) bytes[l] = links_[l].bytes;
+  for (std::size_t l = 0; l < links_.size(); ++l) bytes[l] = traffic_[l].bytes;
   return bytes;
 }
 
@@ -130,8 +130,8 @@ bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, doub
   flow.draining = false;
   flow.delay_s = options_.per_message_overhead_s + extra_delay_s;
   for (int link : route) {
-    flow.delay_s += links_[link].latency_s;
-    links_[link].bytes += bytes;
+    flow.delay_s += traffic_[link].latency_s;
+    traffic_[link].bytes += bytes;
   }
   ++active_count_;
   if (route.empty() || bytes <= 0) {
@@ -240,9 +240,9 @@ void Network::progressive_filling() {
     return larger_share(a.share, a.link, b.share, b.link);
   };
   for (int link : component_links_) {
-    Link& state = links_[link];
-    state.left = state.capacity;
-    state.unfrozen = state.flow_count;
+    LinkFill& state = fill_[link];
+    state.left = links_[link].capacity;
+    state.unfrozen = links_[link].flow_count;
     ++state.version;
     if (state.unfrozen == 0) continue;
     heap_.push_back({state.left / state.unfrozen, link, state.version});
@@ -253,7 +253,7 @@ void Network::progressive_filling() {
     std::pop_heap(heap_.begin(), heap_.end(), heap_order);
     const Share top = heap_.back();
     heap_.pop_back();
-    if (top.version != links_[top.link].version || links_[top.link].unfrozen == 0) continue;
+    if (top.version != fill_[top.link].version || fill_[top.link].unfrozen == 0) continue;
     // The smallest fair share in the component: every unfrozen flow on this link gets it. Taking
     // it off the other links only raises their shares ((c - s)/(n - 1) >= c/n when s <= c/n), so
     // stale heap entries are always smaller than the live ones and can be skipped.
@@ -262,7 +262,7 @@ void Network::progressive_filling() {
       frozen_mark_[f] = frozen_epoch;
       flows_[f].rate = top.share;
       for (int link : route_of(flows_[f])) {
-        Link& state = links_[link];
+        LinkFill& state = fill_[link];
         state.left = std::max(0.0, state.left - top.share);
         --state.unfrozen;
         if (link == top.link || state.unfrozen == 0) continue;
@@ -308,7 +308,7 @@ void Network::prefetch(const Event& event, Lookahead stage) const {
     __builtin_prefetch(reinterpret_cast<const char*>(&flow) + 64);
     return;
   }
-  if (event.kind == kDrained) prefetch_links(route_of(flow));
+  if (event.kind == kDrained) prefetch_link_states(route_of(flow));
 }
 
 void Network::handle(const Event& event) {
@@ -333,7 +333,7 @@ void Network::handle(const Event& event) {
     flow.remaining_bytes = 0;
     flow.rate = 0;
     const std::span<const int> route = route_of(flow);
-    prefetch_links(route);
+    prefetch_link_states(route);
     for (int link : route) remove_flow(link, index);
     finish_draining(index);
     recompute(route);

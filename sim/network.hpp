@@ -73,7 +73,10 @@ class Network : public EventHandler {
   // them: a caller starting several flows at once (a transfer's tensor-parallel pairs) lets
   // their cache misses overlap instead of paying them one flow after another. Changes nothing.
   void prefetch_links(std::span<const int> links) const {
-    for (int link : links) __builtin_prefetch(&links_[link]);
+    for (int link : links) {
+      __builtin_prefetch(&links_[link]);
+      __builtin_prefetch(&traffic_[link]);
+    }
   }
 
   std::size_t active_flows() const { return active_count_; }
@@ -113,17 +116,15 @@ class Network : public EventHandler {
   // How many flow ids a link holds in its own cache line; more spill to an overflow list. Two
   // covers the usual load of a replay's link (a send and a receive crossing it, or none).
   static constexpr std::uint32_t kInlineFlows = 2;
-  // What starting, draining and re-rating a flow read and write per link of its route, in one
-  // 64-byte cache line: at 16k-64k GPUs the links no longer fit in cache, and separate vectors
-  // per field cost a miss each. The bandwidth steps, rarely read, stay in steps_.
-  struct alignas(64) Link {
+  // What starting and draining a flow, and the lone-flow shortcut, read and write per link of its
+  // route: 32 bytes, two links to a cache line. At 64k GPUs the 64-byte line this used to be
+  // (with the fields of LinkTraffic and LinkFill) put the links that flows cross (8.4 MiB) past the
+  // last-level cache beside the flows and the replay's state; split, the 65,536-GPU replay's
+  // last-level read misses fall by 17% and its event loop runs 16% faster, while 32k changes
+  // little (BENCHMARKS.md, 2026-12-05). The bandwidth steps, rarely read, stay in steps_.
+  struct alignas(32) Link {
     double capacity = 0;  // bytes/s now
-    double latency_s = 0;
-    double bytes = 0;     // that crossed it so far
-    double left = 0;      // progressive filling: capacity not yet given out
     std::uint32_t mark = 0;       // collect_component's epoch stamp
-    std::uint32_t unfrozen = 0;   // progressive filling: flows on it without a rate yet
-    std::uint32_t version = 0;    // progressive filling: heap entries of older versions are stale
     std::uint32_t next_step = 0;  // index into steps_ of the next change (has_steps only)
     // The draining flows crossing it, once per crossing, in arrival order (a removal moves the
     // last into the gap): in inline_flows while they fit, else all in
@@ -133,13 +134,28 @@ class Network : public EventHandler {
     bool has_steps = false;
     bool step_pending = false;  // a kBandwidthStep event is in the queue
   };
-  static_assert(sizeof(Link) == 64, "a link's hot state should fill one cache line");
+  static_assert(sizeof(Link) == 32, "a link's hot state should fill half a cache line");
+  // What only a flow's start reads and writes per link: four links to a cache line.
+  struct LinkTraffic {
+    double latency_s = 0;
+    double bytes = 0;  // that crossed it so far
+  };
+  // Progressive filling's state per link, only touched when a change joins several flows.
+  struct LinkFill {
+    double left = 0;              // capacity not yet given out
+    std::uint32_t unfrozen = 0;   // flows on it without a rate yet
+    std::uint32_t version = 0;    // heap entries of older versions are stale
+  };
   struct Share {  // a link's fair share during progressive filling (min-heap entry)
     double share;
     int link;
     std::uint32_t version;
   };
 
+  // prefetch_links for a drain, which reads the links' hot state only.
+  void prefetch_link_states(std::span<const int> links) const {
+    for (int link : links) __builtin_prefetch(&links_[link]);
+  }
   static std::span<const int> route_of(const Flow& flow) {
     if (flow.route_length <= kInlineLinks) return {flow.inline_links, flow.route_length};
     return flow.long_route;
@@ -169,6 +185,8 @@ class Network : public EventHandler {
   FlowListener& listener_;
   NetworkOptions options_;
   std::vector<Link> links_;
+  std::vector<LinkTraffic> traffic_;  // by link id, as links_
+  std::vector<LinkFill> fill_;        // by link id, as links_
   // Every varying link's bandwidth steps end to end, each link's closed by a kEndOfSteps: at 64k
   // GPUs a vector per link (most of them empty) cost 6 MiB to build and free.
   static constexpr BandwidthStep kEndOfSteps{std::numeric_limits<double>::infinity(), 0};
