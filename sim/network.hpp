@@ -116,12 +116,12 @@ class Network : public EventHandler {
   // How many flow ids a link holds in its own cache line; more spill to an overflow list. Two
   // covers the usual load of a replay's link (a send and a receive crossing it, or none).
   static constexpr std::uint32_t kInlineFlows = 2;
-  // What starting and draining a flow, and the lone-flow shortcut, read and write per link of its
-  // route: 32 bytes, two links to a cache line. At 64k GPUs the 64-byte line this used to be
-  // (with the fields of LinkTraffic and LinkFill) put the links that flows cross (8.4 MiB) past the
-  // last-level cache beside the flows and the replay's state; split, the 65,536-GPU replay's
-  // last-level read misses fall by 17% and its event loop runs 16% faster, while 32k changes
-  // little (BENCHMARKS.md, 2026-12-05). The bandwidth steps, rarely read, stay in steps_.
+  // What starting and draining a flow, and the lone-flow shortcut, read and write per link of
+  // its route: 32 bytes, two links to a cache line. As one 64-byte line (with the fields now in
+  // LinkTraffic and LinkFill), the links that flows cross at 64k GPUs (8.4 MiB) no longer fit the
+  // last-level cache beside the flows and the replay's state; split, that replay's last-level
+  // misses fall by 12% (reads by 17%) and it runs 11-16% faster, while 32k changes little
+  // (BENCHMARKS.md, 2026-12-05). The bandwidth steps, rarely read, stay in steps_.
   struct alignas(32) Link {
     double capacity = 0;  // bytes/s now
     std::uint32_t mark = 0;       // collect_component's epoch stamp
