@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 bench=${1:-build-rel/tools/bench/bench_replay}
 rounds=${2:-9}
 repeats=${3:-3}
-sizes=(1024 2048 4096 8192 16384 32768 65536)
+sizes=(1024 2048 4096 8192 16384 32768 65536)  # bench_replay's scaling_cases, by name
 [ -x "$bench" ] || { echo "scaling.sh: $bench is not an executable bench_replay" >&2; exit 1; }
 
 # One line per (round, size): round size events wall_s loop_s peak_rss_mib
@@ -25,10 +25,11 @@ for round in $(seq "$rounds"); do
   done
 done | sort -k2,2n -k1,1n | awk -v rounds="$rounds" '
   function median(a, n,    i, j, t) {
-    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+    for (i = 2; i <= n; i++)
+      for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  { size[NR] = $2; events[$2] = $3; wall[$2, $1] = $4; loop[$2, $1] = $5; rss[$2] = $6
+  { events[$2] = $3; wall[$2, $1] = $4; loop[$2, $1] = $5; rss[$2] = $6
     if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
   END {
     printf "%7s %10s %9s %9s %13s %9s %11s %11s\n", "GPUs", "events", "wall_s", "loop_s",
@@ -48,6 +49,6 @@ done | sort -k2,2n -k1,1n | awk -v rounds="$rounds" '
       previous = mw
       if (k == 1) first = mw
     }
-    printf "1,024 -> %d GPUs: %.1fx wall, %.2f per doubling on average\n", order[n], previous / first,
-           exp(log(previous / first) / (n - 1))
+    printf "1,024 -> %d GPUs: %.1fx wall, %.2f per doubling on average\n", order[n],
+           previous / first, exp(log(previous / first) / (n - 1))
   }'
