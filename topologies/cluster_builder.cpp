@@ -76,14 +76,27 @@ class Builder {
                                egress_usd_per_byte});
     impl_.link_from_vertex.push_back(from_vertex);
     impl_.link_to_vertex.push_back(to_vertex);
-    boost::add_edge(static_cast<std::size_t>(from_vertex), static_cast<std::size_t>(to_vertex),
-                    FabricEdge{id, figures.latency_s}, impl_.graph);
     return id;
   }
 
  private:
   Cluster::Impl& impl_;
 };
+
+// The graph of every link added, an edge per link from its from-vertex to its to-vertex.
+FabricGraph fabric_graph(const Cluster::Impl& impl) {
+  std::vector<std::pair<std::size_t, std::size_t>> ends(impl.links.size());
+  std::vector<FabricEdge> edges(impl.links.size());
+  for (std::size_t id = 0; id < impl.links.size(); ++id) {
+    ends[id] = {static_cast<std::size_t>(impl.link_from_vertex[id]),
+                static_cast<std::size_t>(impl.link_to_vertex[id])};
+    edges[id] = FabricEdge{static_cast<LinkId>(id), impl.links[id].latency_s};
+  }
+  // The unsorted constructor places each vertex's edges in the order given (a stable counting
+  // sort by source), so Dijkstra meets parallel links in the order they were added.
+  return FabricGraph(boost::edges_are_unsorted_multi_pass, ends.begin(), ends.end(), edges.begin(),
+                     impl.gpus.size() + impl.nodes.size() + impl.sites.size());
+}
 
 // The uplinks and downlinks of every switch tier (FabricTierSpec). Their switches are not
 // vertices of their own: routes are composed, not searched, so the links are drawn at the site
@@ -180,7 +193,6 @@ Cluster build_cluster(const ClusterSpec& spec) {
     }
   }
   impl.attachments.resize(impl.gpus.size());
-  impl.graph = FabricGraph(impl.gpus.size() + impl.nodes.size() + impl.sites.size());
   // Two links per GPU inside multi-GPU nodes, two NIC links per GPU, two per node uplink, two
   // per WAN link.
   impl.links.reserve(impl.gpus.size() * 4 + impl.nodes.size() * 2 + spec.wan_links.size() * 2);
@@ -254,6 +266,7 @@ Cluster build_cluster(const ClusterSpec& spec) {
         .bandwidth_trace = wan.bandwidth_trace;
   }
 
+  impl.graph = fabric_graph(impl);
   impl.wan_route_message_bytes = spec.wan_route_message_bytes;
   impl.wan_paths.resize(impl.sites.size());
   if (impl.sites.size() > 1) {
