@@ -115,3 +115,17 @@ TEST_CASE("wan_routing.message_MiB: the message size routes are chosen for, chec
                        (path + ": /wan_routing/message_MiB: got -1; expected a number >= 0").c_str(),
                        hetsim::InputError);
 }
+
+TEST_CASE("of two WAN links alike in latency and bandwidth, the route takes the one listed first") {
+  // The triangle's a-b links made equal (10 ms, 40 Gbit/s): the route's cost cannot choose, so
+  // the order of the links in the file does, both ways; the egress price (0.02 against 0.05
+  // USD/GB) tells which link was taken.
+  std::string text = kTriangle;
+  text.replace(text.find("\"bandwidth_Gbps\": 100, \"latency_ms\": 30"),
+               std::string("\"bandwidth_Gbps\": 100, \"latency_ms\": 30").size(),
+               "\"bandwidth_Gbps\": 40, \"latency_ms\": 10");
+  const Cluster cluster = load_cluster(write_scratch_file("triangle-twins.json", text), kGpuTypes);
+  CHECK(names(cluster, 0, 1) == std::vector<std::string>{"a/n0/gpu0->a/fabric", "a->b", "b/fabric->b/n0/gpu0"});
+  CHECK(names(cluster, 1, 0) == std::vector<std::string>{"b/n0/gpu0->b/fabric", "b->a", "a/fabric->a/n0/gpu0"});
+  CHECK(std::fabs(cluster.route_egress_usd_per_byte(0, 1) - 0.02e-9) < 1e-9 * 0.02e-9);
+}
