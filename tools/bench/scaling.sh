@@ -7,7 +7,7 @@
 # of each round's own ratio to the size before it (taken minutes apart from other rounds, those
 # pairs share the machine's state of the moment); and the ratio of the fastest rounds. The work
 # is deterministic and other tenants can only add time to it, so the fastest round is the one
-# least disturbed, and its multiple the steadiest of the three from one set to the next.
+# least disturbed (at the small sizes, where a round takes milliseconds, it still swings).
 # Usage: tools/bench/scaling.sh [BENCH_REPLAY] [ROUNDS] [REPEATS]
 #   defaults: build-rel/tools/bench/bench_replay, 9 rounds, 3 repeats per process (bench_replay's
 #   own median).
