@@ -118,10 +118,12 @@ class Network : public EventHandler {
   static constexpr std::uint32_t kInlineFlows = 2;
   // What starting and draining a flow, and the lone-flow shortcut, read and write per link of
   // its route: 32 bytes, two links to a cache line. As one 64-byte line (with the fields now in
-  // LinkTraffic and LinkFill), the links that flows cross at 64k GPUs (8.4 MiB) no longer fit the
-  // last-level cache beside the flows and the replay's state; split, that replay's last-level
-  // misses fall by 12% (reads by 17%) and it runs 11-16% faster, while 32k changes little
-  // (BENCHMARKS.md, 2026-12-05). The bandwidth steps, rarely read, stay in steps_.
+  // LinkTraffic and LinkFill), the links that flows cross at 64k GPUs (131,072 NIC links, 8 MiB)
+  // no longer fit the last-level cache beside the flows and the replay's state; split, that
+  // replay's simulated last-level misses fall by 12% (reads by 17%), while 32k changes little;
+  // alternating wall-time runs showed 11-16% less at 64k, inside the spread of the shared
+  // machine they ran on (BENCHMARKS.md, 2026-12-05).
+  // The bandwidth steps, rarely read, stay in steps_.
   struct alignas(32) Link {
     double capacity = 0;  // bytes/s now
     std::uint32_t mark = 0;       // collect_component's epoch stamp
