@@ -97,12 +97,8 @@ bool Network::start_flow(std::span<const int> route, double bytes, std::uint64_t
                          double extra_delay_s) {
   const std::uint32_t index = take_slot();
   Flow& flow = flows_[index];
+  flow.route = route.data();
   flow.route_length = static_cast<std::uint32_t>(route.size());
-  if (route.size() <= kInlineLinks) {
-    std::copy(route.begin(), route.end(), flow.inline_links);
-  } else {
-    flow.long_route.assign(route.begin(), route.end());
-  }
   return start(index, bytes, token, extra_delay_s);
 }
 
@@ -305,7 +301,6 @@ void Network::prefetch(const Event& event, Lookahead stage) const {
   const Flow& flow = flows_[index];
   if (stage == Lookahead::kFar) {
     __builtin_prefetch(&flow);
-    __builtin_prefetch(reinterpret_cast<const char*>(&flow) + 64);
     return;
   }
   if (event.kind == kDrained) prefetch_link_states(route_of(flow));

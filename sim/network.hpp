@@ -65,7 +65,8 @@ class Network : public EventHandler {
   // is added to its delivery like latency (a pipelined collective's further hop latencies).
   // Returns whether the flow has bytes to drain: only then does on_flow_drained follow (from an
   // event, never from inside this call); a flow with nothing to drain has left the sender now.
-  // The route is copied: the caller's may change or go once this returns.
+  // The route is not copied: it must stay as it is until on_flow_delivered(token) has been
+  // called (a cluster's routes and a replay's channels last the whole simulation).
   bool start_flow(std::span<const int> route, double bytes, std::uint64_t token,
                   double extra_delay_s = 0);
 
@@ -94,25 +95,24 @@ class Network : public EventHandler {
 
  private:
   enum EventKind : std::uint32_t { kDrained = 0, kDelivered = 1, kBandwidthStep = 2 };
-  // Links a flow holds in its own slot; longer routes go to Flow::long_route. Eight covers a
-  // route between GPUs of a three-tier fat tree (GPU, NIC, leaf, spine, core and back down).
-  static constexpr std::uint32_t kInlineLinks = 8;
-  // The route lives in the flow's slot, not behind a pointer to the caller's vector: every
-  // start, drain and re-rating reads it, and at 16k-64k GPUs a pointer to a route stored
-  // elsewhere costs two cache misses (the vector, then its links) before the first link.
-  struct Flow {
+  // A flow's slot: one cache line, which starting, draining and delivering it read and write.
+  // The route stays where the caller keeps it (start_flow): a replay's transfer starts one flow
+  // per tensor-parallel GPU pair on routes stored end to end in its channel, so the routes of a
+  // transfer's eight flows share one line, where a copy in each slot made each slot 112 bytes
+  // (two or three lines) and 7 MiB at 65,536 GPUs.
+  struct alignas(64) Flow {
+    const int* route = nullptr;  // route_length link ids, the caller's
     std::uint32_t route_length = 0;
-    int inline_links[kInlineLinks] = {};
-    std::vector<int> long_route;  // the route when longer than kInlineLinks
+    std::uint32_t generation = 0;  // bumps on every reschedule; stale events are ignored
     double remaining_bytes = 0;
     double rate = 0;          // bytes/s at the moment
     double updated_at = 0;    // when remaining_bytes was last brought up to date
     double delay_s = 0;       // route latency + per-message overhead
     std::uint64_t token = 0;
-    std::uint32_t generation = 0;  // bumps on every reschedule; stale events are ignored
     bool active = false;
     bool draining = false;
   };
+  static_assert(sizeof(Flow) == 64, "a flow's slot should be one cache line");
   // How many flow ids a link holds in its own cache line; more spill to an overflow list. Two
   // covers the usual load of a replay's link (a send and a receive crossing it, or none).
   static constexpr std::uint32_t kInlineFlows = 2;
@@ -158,10 +158,7 @@ class Network : public EventHandler {
   void prefetch_link_states(std::span<const int> links) const {
     for (int link : links) __builtin_prefetch(&links_[link]);
   }
-  static std::span<const int> route_of(const Flow& flow) {
-    if (flow.route_length <= kInlineLinks) return {flow.inline_links, flow.route_length};
-    return flow.long_route;
-  }
+  static std::span<const int> route_of(const Flow& flow) { return {flow.route, flow.route_length}; }
   std::span<const std::uint32_t> flows_on(int link) const;
   void add_flow(int link, std::uint32_t flow);
   // Removes one crossing of `flow` (the first listed), moving the last listed into its place.

@@ -35,6 +35,11 @@ struct Starter : EventHandler {
   std::map<std::uint64_t, double> bytes;
 };
 
+// Routes to start flows on, alive for the whole test: start_flow keeps a pointer to its route
+// until the flow is delivered.
+const std::vector<int> kLink0{0}, kLink1{1}, kLinks01{0, 1}, kLinks012{0, 1, 2}, kLink0Twice{0, 0},
+    kSameGpu{};
+
 void check_close(double actual, double expected, const char* what) {
   std::printf("  %-44s expected %.9g s, actual %.9g s\n", what, expected, actual);
   CHECK(actual == doctest::Approx(expected).epsilon(1e-12));
@@ -46,7 +51,7 @@ TEST_CASE("one flow over one link takes latency + bytes / bandwidth") {
   Arrivals arrivals(engine);
   const double bandwidth = 50e9, latency = 2e-6, bytes = 1e9;  // 50 GB/s, 2 us, 1 GB
   Network network(engine, {{bandwidth, latency}}, arrivals);
-  network.start_flow(std::vector<int>{0}, bytes, 1);
+  network.start_flow(kLink0, bytes, 1);
   engine.run();
   check_close(arrivals.at[1], latency + bytes / bandwidth, "L + S/B");
   CHECK(network.active_flows() == 0);
@@ -57,8 +62,8 @@ TEST_CASE("two equal concurrent flows on one link take twice as long") {
   Arrivals arrivals(engine);
   const double bandwidth = 25e9, bytes = 4e8;
   Network network(engine, {{bandwidth, 0.0}}, arrivals);
-  network.start_flow(std::vector<int>{0}, bytes, 1);
-  network.start_flow(std::vector<int>{0}, bytes, 2);
+  network.start_flow(kLink0, bytes, 1);
+  network.start_flow(kLink0, bytes, 2);
   engine.run();
   check_close(arrivals.at[1], 2 * bytes / bandwidth, "first flow, 2S/B");
   check_close(arrivals.at[2], 2 * bytes / bandwidth, "second flow, 2S/B");
@@ -71,8 +76,8 @@ TEST_CASE("a flow moves at its bottleneck share and speeds up when a competitor 
   Engine engine;
   Arrivals arrivals(engine);
   Network network(engine, {{10e9, 1e-6}, {100e9, 3e-6}}, arrivals);
-  network.start_flow(std::vector<int>{0}, 1e9, 1);
-  network.start_flow(std::vector<int>{0, 1}, 3e9, 2);
+  network.start_flow(kLink0, 1e9, 1);
+  network.start_flow(kLinks01, 3e9, 2);
   engine.run();
   check_close(arrivals.at[1], 0.2 + 1e-6, "flow 1: S1/(B/2) + L0");
   check_close(arrivals.at[2], 0.4 + 4e-6, "flow 2: 0.2 + (S2 - S1)/B + L0 + L1");
@@ -105,9 +110,9 @@ TEST_CASE("max-min fair sharing: the three-flow two-link example") {
   Engine engine;
   Arrivals arrivals(engine);
   Network network(engine, {{1e9, 0.0}, {2e9, 0.0}}, arrivals);
-  network.start_flow(std::vector<int>{0, 1}, 1e9, 1);
-  network.start_flow(std::vector<int>{0}, 1e9, 2);
-  network.start_flow(std::vector<int>{1}, 4.5e9, 3);
+  network.start_flow(kLinks01, 1e9, 1);
+  network.start_flow(kLink0, 1e9, 2);
+  network.start_flow(kLink1, 4.5e9, 3);
   engine.run();
   check_close(arrivals.at[1], 2.0, "A: S_A / (c1/2)");
   check_close(arrivals.at[2], 2.0, "B: S_B / (c1/2)");
@@ -120,7 +125,7 @@ TEST_CASE("a flow crossing a WAN link takes the route latency plus S over the bo
   Engine engine;
   Arrivals arrivals(engine);
   Network network(engine, {{50e9, 12e-6}, {12.5e9, 20e-3}, {50e9, 12e-6}}, arrivals);
-  network.start_flow(std::vector<int>{0, 1, 2}, 1e9, 1);
+  network.start_flow(kLinks012, 1e9, 1);
   engine.run();
   check_close(arrivals.at[1], 24e-6 + 20e-3 + 1e9 / 12.5e9, "L_route + S/B_wan");
 }
@@ -129,8 +134,8 @@ TEST_CASE("the per-message overhead is added once per flow") {
   Engine engine;
   Arrivals arrivals(engine);
   Network network(engine, {{10e9, 1e-6}}, arrivals, NetworkOptions{5e-6, true});
-  network.start_flow(std::vector<int>{0}, 1e6, 1);
-  network.start_flow(std::vector<int>{}, 1e6, 2);  // same GPU: the overhead only
+  network.start_flow(kLink0, 1e6, 1);
+  network.start_flow(kSameGpu, 1e6, 2);  // same GPU: the overhead only
   engine.run();
   check_close(arrivals.at[1], 1e-6 + 5e-6 + 1e6 / 10e9, "L + overhead + S/B");
   check_close(arrivals.at[2], 5e-6, "overhead");
@@ -142,7 +147,7 @@ TEST_CASE("a link's bandwidth steps change the rate of the flows crossing it") {
   Arrivals arrivals(engine);
   LinkCapacity link{10e9, 1e-3, {{0.1, 2e9}, {5.0, 20e9}, {10.0, 1e9}}};
   Network network(engine, {link}, arrivals);
-  network.start_flow(std::vector<int>{0}, 2e9, 1);
+  network.start_flow(kLink0, 2e9, 1);
   engine.run();
   check_close(arrivals.at[1], 0.6 + 1e-3, "t1 + (S - B1 t1)/B2 + L");
   // The step at 5 s was queued while the flow ran and fires on an idle link; the one at 10 s is
@@ -159,9 +164,9 @@ TEST_CASE("a link crossed twice by one flow and once each by two others shares m
   Arrivals arrivals(engine);
   const double c = 10e9, latency = 1e-6, s = 1e8;
   Network network(engine, {{c, latency}}, arrivals);
-  network.start_flow(std::vector<int>{0, 0}, 3 * s, 1);
-  network.start_flow(std::vector<int>{0}, s, 2);
-  network.start_flow(std::vector<int>{0}, 2 * s, 3);
+  network.start_flow(kLink0Twice, 3 * s, 1);
+  network.start_flow(kLink0, s, 2);
+  network.start_flow(kLink0, 2 * s, 3);
   engine.run();
   check_close(arrivals.at[2], 4 * s / c + latency, "B: 4S/c + L");
   check_close(arrivals.at[3], 4 * s / c + 3 * s / c + latency, "C: 4S/c + 3S/c + L");
