@@ -71,6 +71,27 @@ TEST_CASE("other node, same site: NIC up to the site fabric and NIC down") {
   CHECK(cluster.route_egress_usd_per_byte(2, 13) == 0.0);
 }
 
+TEST_CASE("a node's NIC uplinks have consecutive ids, and so do its NIC downlinks") {
+  // A transfer between two workers' GPUs crosses the NIC uplinks of one node's GPUs and the NIC
+  // downlinks of another's: numbered in a row, their state in the network lies in adjacent cache
+  // lines (topologies/cluster_builder.cpp).
+  const Cluster cluster = load_cluster(shipped_cluster("two-site-wan.json"), kGpuTypes);
+  const int node = 1;
+  const hetsim::GpuId first = cluster.first_gpu_of_node(node);
+  const int gpus = cluster.gpus_in_node(node);
+  REQUIRE(gpus == 8);
+  const hetsim::GpuId elsewhere = cluster.first_gpu_of_node(0);
+  const LinkId first_up = cluster.route(first, elsewhere).front();
+  const LinkId first_down = cluster.route(elsewhere, first).back();
+  for (int g = 0; g < gpus; ++g) {
+    const std::span<const LinkId> out = cluster.route(first + g, elsewhere);
+    const std::span<const LinkId> in = cluster.route(elsewhere, first + g);
+    CHECK(cluster.links()[out.front()].link_class == LinkClass::kNic);
+    CHECK(out.front() == first_up + g);
+    CHECK(in.back() == first_down + g);
+  }
+}
+
 TEST_CASE("route latency splits fabric and NIC latencies as documented") {
   const std::string path = write_scratch_file("two-groups.json", kTwoGroupSite);
   const Cluster cluster = load_cluster(path, kGpuTypes);
