@@ -98,8 +98,8 @@ class Network : public EventHandler {
   // A flow's slot: one cache line, which starting, draining and delivering it read and write.
   // The route stays where the caller keeps it (start_flow): a replay's transfer starts one flow
   // per tensor-parallel GPU pair on routes stored end to end in its channel, so the routes of a
-  // transfer's eight flows share one line, where a copy in each slot made each slot 112 bytes
-  // (two or three lines) and 7 MiB at 65,536 GPUs.
+  // transfer's eight flows share one or two lines, where a copy in each slot made each slot 112
+  // bytes (two or three lines) and 7 MiB at 65,536 GPUs.
   struct alignas(64) Flow {
     const int* route = nullptr;  // route_length link ids, the caller's
     std::uint32_t route_length = 0;

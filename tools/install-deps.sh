@@ -5,7 +5,8 @@
 set -euo pipefail
 # clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build tools/fuzz.sh's targets.
 packages=(build-essential cmake libboost-graph-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-          libcli11-dev doctest-dev libbenchmark-dev libjemalloc-dev libopenmpi-dev openmpi-bin clang libclang-rt-14-dev)
+          libcli11-dev doctest-dev libbenchmark-dev libjemalloc-dev libopenmpi-dev openmpi-bin
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

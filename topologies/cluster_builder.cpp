@@ -227,8 +227,9 @@ Cluster build_cluster(const ClusterSpec& spec) {
         }
         // The node's links kind by kind, each kind's in GPU order: a transfer between two
         // workers' GPUs crosses consecutive NIC uplinks of one node and consecutive NIC
-        // downlinks of the other, so the network finds their state in a few adjacent cache lines
-        // rather than a line per GPU (BENCHMARKS.md, 2026-12-06).
+        // downlinks of the other, so the network's 16-byte entries per link (traffic, filling)
+        // of the links it crosses lie four to a cache line, with no NVLink link's among them
+        // (BENCHMARKS.md, 2026-12-06).
         gpu_names.clear();
         for (int g = 0; g < node.gpu_count; ++g)
           gpu_names.push_back(fmt::format("{}/gpu{}", node.name, g));
