@@ -69,6 +69,9 @@ class Network : public EventHandler {
   // called (a cluster's routes and a replay's channels last the whole simulation).
   bool start_flow(std::span<const int> route, double bytes, std::uint64_t token,
                   double extra_delay_s = 0);
+  // A temporary route would be gone before the flow reads it again.
+  bool start_flow(std::vector<int>&& route, double bytes, std::uint64_t token,
+                  double extra_delay_s = 0) = delete;
 
   // Starts fetching the state of these links into the CPU's caches, for flows about to start on
   // them: a caller starting several flows at once (a transfer's tensor-parallel pairs) lets

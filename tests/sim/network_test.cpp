@@ -289,12 +289,12 @@ TEST_CASE("the lone-flow shortcut gives the same rates as progressive filling, b
   }
 }
 
-TEST_CASE("routes longer than a flow holds inline take the same times as short ones, bit for bit") {
-  // A flow keeps up to eight links in its slot and a longer route apart. Random flows on shared
-  // links (so filling runs) start on their 1-4 link routes, then again with private links of
-  // unbounded bandwidth and no latency added (7-10 links: every other flow, or every flow, past
-  // the inline eight), which change no rate and no delay; free slots pass between long and
-  // short routes. Delivery and drain times and the shared links' bytes must be equal.
+TEST_CASE("long routes take the same times as short ones, bit for bit") {
+  // A flow's slot points at its route whatever its length. Random flows on shared links (so
+  // filling runs) start on their 1-4 link routes, then again with private links of unbounded
+  // bandwidth and no latency added (7-10 links: every other flow, or every flow), which change
+  // no rate and no delay; free slots pass between long and short routes. Delivery and drain
+  // times and the shared links' bytes must be equal.
   std::mt19937_64 random(20261203);
   const auto uniform = [&random] { return static_cast<double>(random() >> 11) * 0x1.0p-53; };
   constexpr int kShared = 60;

@@ -73,8 +73,8 @@ TEST_CASE("other node, same site: NIC up to the site fabric and NIC down") {
 
 TEST_CASE("a node's NIC uplinks have consecutive ids, and so do its NIC downlinks") {
   // A transfer between two workers' GPUs crosses the NIC uplinks of one node's GPUs and the NIC
-  // downlinks of another's: numbered in a row, their state in the network lies in adjacent cache
-  // lines (topologies/cluster_builder.cpp).
+  // downlinks of another's: numbered in a row, the network's 16-byte entries per link for them
+  // lie four to a cache line (topologies/cluster_builder.cpp).
   const Cluster cluster = load_cluster(shipped_cluster("two-site-wan.json"), kGpuTypes);
   const int node = 1;
   const hetsim::GpuId first = cluster.first_gpu_of_node(node);
