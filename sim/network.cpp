@@ -21,7 +21,8 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
       handler_id_(engine.add_handler(*this)),
       listener_(listener),
       options_(options),
-      links_(links.size()), traffic_(links.size()), fill_(links.size()) {
+      links_(links.size()), latency_s_(links.size()), fill_(links.size()),
+      next_step_(links.size()), link_mark_(links.size()) {
   for (std::size_t l = 0; l < links.size(); ++l) {
     if (!(links[l].bandwidth_bytes_per_s > 0))
       throw Error("network: link " + std::to_string(l) + " has no bandwidth");
@@ -29,10 +30,10 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
       if (!(step.bytes_per_s > 0))
         throw Error("network: a bandwidth step of link " + std::to_string(l) + " is not positive");
     links_[l].capacity = links[l].bandwidth_bytes_per_s;
-    traffic_[l].latency_s = links[l].latency_s;
+    latency_s_[l] = links[l].latency_s;
     if (links[l].bandwidth_steps.empty()) continue;
     links_[l].has_steps = true;
-    links_[l].next_step = static_cast<std::uint32_t>(steps_.size());
+    next_step_[l] = static_cast<std::uint32_t>(steps_.size());
     steps_.insert(steps_.end(), links[l].bandwidth_steps.begin(), links[l].bandwidth_steps.end());
     steps_.push_back(kEndOfSteps);
   }
@@ -40,7 +41,7 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
 
 std::vector<double> Network::link_bytes() const {
   std::vector<double> bytes(links_.size());
-  for (std::size_t l = 0; l < links_.size(); ++l) bytes[l] = traffic_[l].bytes;
+  for (std::size_t l = 0; l < links_.size(); ++l) bytes[l] = links_[l].bytes;
   return bytes;
 }
 
@@ -123,11 +124,10 @@ bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, doub
   flow.updated_at = engine_.now();
   flow.token = token;
   flow.active = true;
-  flow.draining = false;
   flow.delay_s = options_.per_message_overhead_s + extra_delay_s;
   for (int link : route) {
-    flow.delay_s += traffic_[link].latency_s;
-    traffic_[link].bytes += bytes;
+    flow.delay_s += latency_s_[link];
+    links_[link].bytes += bytes;
   }
   ++active_count_;
   if (route.empty() || bytes <= 0) {
@@ -135,7 +135,6 @@ bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, doub
     finish_draining(index);
     return false;
   }
-  flow.draining = true;
   for (int link : route) {
     track_bandwidth_steps(link);
     add_flow(link, index);
@@ -157,8 +156,8 @@ void Network::collect_component(std::span<const int> seed_links) {
   // component_links_ doubles as the work list: links are appended when first reached and
   // scanned in order, so the walk is breadth-first and needs no second container.
   const auto reach = [this](int link) {
-    if (links_[link].mark == epoch_) return;
-    links_[link].mark = epoch_;
+    if (link_mark_[link] == epoch_) return;
+    link_mark_[link] = epoch_;
     component_links_.push_back(link);
   };
   if (options_.incremental) {
@@ -277,9 +276,10 @@ void Network::schedule_drain(std::uint32_t index) {
 
 void Network::finish_draining(std::uint32_t index) {
   Flow& flow = flows_[index];
-  flow.draining = false;
-  const std::uint64_t payload = (static_cast<std::uint64_t>(next_generation(flow)) << 32) | index;
-  engine_.schedule(flow.delay_s, handler_id_, kDelivered, payload);
+  engine_.schedule(flow.delay_s, handler_id_, kDelivered, flow.token);
+  flow.active = false;
+  next_generation(flow);  // a drain event still queued for this flow is stale now
+  free_slots_.push_back(index);
 }
 
 void Network::track_bandwidth_steps(int link) {
@@ -287,23 +287,23 @@ void Network::track_bandwidth_steps(int link) {
   if (!state.has_steps || state.step_pending) return;
   // The link was idle with no step event queued: catch its bandwidth up with the clock.
   const double now = engine_.now();
-  while (steps_[state.next_step].time_s <= now)
-    state.capacity = steps_[state.next_step++].bytes_per_s;
-  if (!(steps_[state.next_step].bytes_per_s > 0)) return;  // kEndOfSteps: no change left
+  std::uint32_t& next_step = next_step_[link];
+  while (steps_[next_step].time_s <= now) state.capacity = steps_[next_step++].bytes_per_s;
+  if (!(steps_[next_step].bytes_per_s > 0)) return;  // kEndOfSteps: no change left
   state.step_pending = true;
-  engine_.schedule(std::max(0.0, steps_[state.next_step].time_s - now), handler_id_, kBandwidthStep,
+  engine_.schedule(std::max(0.0, steps_[next_step].time_s - now), handler_id_, kBandwidthStep,
                    static_cast<std::uint64_t>(link));
 }
 
 void Network::prefetch(const Event& event, Lookahead stage) const {
-  if (event.kind == kBandwidthStep) return;
+  if (event.kind != kDrained) return;
   const auto index = static_cast<std::uint32_t>(event.payload & 0xffffffffu);
   const Flow& flow = flows_[index];
   if (stage == Lookahead::kFar) {
     __builtin_prefetch(&flow);
     return;
   }
-  if (event.kind == kDrained) prefetch_link_states(route_of(flow));
+  prefetch_link_states(route_of(flow));
 }
 
 void Network::handle(const Event& event) {
@@ -311,7 +311,7 @@ void Network::handle(const Event& event) {
     const int link = static_cast<int>(event.payload);
     Link& state = links_[link];
     state.step_pending = false;
-    state.capacity = steps_[state.next_step++].bytes_per_s;
+    state.capacity = steps_[next_step_[link]++].bytes_per_s;
     // Steps are only followed while flows cross the link, so an idle trace never keeps the
     // engine running; the next flow catches the bandwidth up (track_bandwidth_steps).
     if (state.flow_count == 0) return;
@@ -320,26 +320,22 @@ void Network::handle(const Event& event) {
     track_bandwidth_steps(link);
     return;
   }
+  if (event.kind == kDelivered) {
+    --active_count_;
+    listener_.on_flow_delivered(event.payload);
+    return;
+  }
   const auto index = static_cast<std::uint32_t>(event.payload & 0xffffffffu);
   const auto generation = static_cast<std::uint32_t>(event.payload >> 32);
   Flow& flow = flows_[index];
   if (!flow.active || flow.generation != generation) return;  // superseded by a reschedule
-  if (event.kind == kDrained) {
-    flow.remaining_bytes = 0;
-    flow.rate = 0;
-    const std::span<const int> route = route_of(flow);
-    prefetch_link_states(route);
-    for (int link : route) remove_flow(link, index);
-    finish_draining(index);
-    recompute(route);
-    listener_.on_flow_drained(flow.token);
-    return;
-  }
-  flow.active = false;
-  --active_count_;
+  const std::span<const int> route = route_of(flow);
   const std::uint64_t token = flow.token;
-  free_slots_.push_back(index);
-  listener_.on_flow_delivered(token);
+  prefetch_link_states(route);
+  for (int link : route) remove_flow(link, index);
+  finish_draining(index);
+  recompute(route);
+  listener_.on_flow_drained(token);
 }
 
 }  // namespace hetsim

@@ -79,7 +79,7 @@ class Network : public EventHandler {
   void prefetch_links(std::span<const int> links) const {
     for (int link : links) {
       __builtin_prefetch(&links_[link]);
-      __builtin_prefetch(&traffic_[link]);
+      __builtin_prefetch(&latency_s_[link]);
     }
   }
 
@@ -97,8 +97,13 @@ class Network : public EventHandler {
   void prefetch(const Event& event, Lookahead stage) const override;
 
  private:
+  // A kDrained event's payload is (generation << 32 | slot); a kDelivered event's is the flow's
+  // token, so that a delivery reads no slot.
   enum EventKind : std::uint32_t { kDrained = 0, kDelivered = 1, kBandwidthStep = 2 };
-  // A flow's slot: one cache line, which starting, draining and delivering it read and write.
+  // A draining flow's slot: one cache line, which starting and draining it read and write. The
+  // slot is free again once the flow has drained: what its delivery needs travels in the event,
+  // so the slot a channel's next transfer takes when this one drains is the line just read, and
+  // the flows in flight over a route's latency hold none (BENCHMARKS.md, 2026-12-06, later).
   // The route stays where the caller keeps it (start_flow): a replay's transfer starts one flow
   // per tensor-parallel GPU pair on routes stored end to end in its channel, so the routes of a
   // transfer's eight flows share one or two lines, where a copy in each slot made each slot 112
@@ -112,8 +117,7 @@ class Network : public EventHandler {
     double updated_at = 0;    // when remaining_bytes was last brought up to date
     double delay_s = 0;       // route latency + per-message overhead
     std::uint64_t token = 0;
-    bool active = false;
-    bool draining = false;
+    bool active = false;  // draining; false once the slot is free
   };
   static_assert(sizeof(Flow) == 64, "a flow's slot should be one cache line");
   // How many flow ids a link holds in its own cache line; more spill to an overflow list. Two
@@ -121,16 +125,18 @@ class Network : public EventHandler {
   static constexpr std::uint32_t kInlineFlows = 2;
   // What starting and draining a flow, and the lone-flow shortcut, read and write per link of
   // its route: 32 bytes, two links to a cache line. As one 64-byte line (with the fields now in
-  // LinkTraffic and LinkFill), the links that flows cross at 64k GPUs (131,072 NIC links, 8 MiB)
-  // no longer fit the last-level cache beside the flows and the replay's state; split, that
-  // replay's simulated last-level misses fall by 12% (reads by 17%), while 32k changes little;
-  // alternating wall-time runs showed 11-16% less at 64k, inside the spread of the shared
-  // machine they ran on (BENCHMARKS.md, 2026-12-05).
-  // The bandwidth steps, rarely read, stay in steps_.
+  // LinkFill), the links that flows cross at 64k GPUs (131,072 NIC links, 8 MiB) no longer fit
+  // the last-level cache beside the flows and the replay's state; split, that replay's simulated
+  // last-level misses fall by 12% (reads by 17%), while 32k changes little; alternating
+  // wall-time runs showed 11-16% less at 64k, inside the spread of the shared machine they ran
+  // on (BENCHMARKS.md, 2026-12-05). The byte count a start adds to lives here too, not beside
+  // the latency, so that a start writes only lines it reads anyway and the latencies stay
+  // read-only (BENCHMARKS.md, 2026-12-06, later).
+  // The bandwidth steps, rarely read, stay in steps_ (and where each link is in them in
+  // next_step_); collect_component's stamps are in link_mark_.
   struct alignas(32) Link {
     double capacity = 0;  // bytes/s now
-    std::uint32_t mark = 0;       // collect_component's epoch stamp
-    std::uint32_t next_step = 0;  // index into steps_ of the next change (has_steps only)
+    double bytes = 0;     // that crossed it so far
     // The draining flows crossing it, once per crossing, in arrival order (a removal moves the
     // last into the gap): in inline_flows while they fit, else all in
     // overflow_lists_[inline_flows[0]].
@@ -140,11 +146,6 @@ class Network : public EventHandler {
     bool step_pending = false;  // a kBandwidthStep event is in the queue
   };
   static_assert(sizeof(Link) == 32, "a link's hot state should fill half a cache line");
-  // What only a flow's start reads and writes per link: four links to a cache line.
-  struct LinkTraffic {
-    double latency_s = 0;
-    double bytes = 0;  // that crossed it so far
-  };
   // Progressive filling's state per link, only touched when a change joins several flows.
   struct LinkFill {
     double left = 0;              // capacity not yet given out
@@ -178,6 +179,8 @@ class Network : public EventHandler {
   bool recompute_lone_flow(std::span<const int> seed_links);
   void progressive_filling();
   void schedule_drain(std::uint32_t index);
+  // Schedules the delivery of the flow in slot `index`, which has nothing left to drain, and
+  // frees the slot.
   void finish_draining(std::uint32_t index);
   void track_bandwidth_steps(int link);
   std::uint32_t next_generation(Flow& flow);
@@ -187,8 +190,11 @@ class Network : public EventHandler {
   FlowListener& listener_;
   NetworkOptions options_;
   std::vector<Link> links_;
-  std::vector<LinkTraffic> traffic_;  // by link id, as links_
-  std::vector<LinkFill> fill_;        // by link id, as links_
+  // By link id, as links_: what a flow's start reads (eight links to a cache line), and the
+  // rarely touched rest.
+  std::vector<double> latency_s_;
+  std::vector<LinkFill> fill_;
+  std::vector<std::uint32_t> next_step_;  // index into steps_ of the link's next change
   // Every varying link's bandwidth steps end to end, each link's closed by a kEndOfSteps: at 64k
   // GPUs a vector per link (most of them empty) cost 6 MiB to build and free.
   static constexpr BandwidthStep kEndOfSteps{std::numeric_limits<double>::infinity(), 0};
@@ -204,6 +210,7 @@ class Network : public EventHandler {
   std::vector<std::uint32_t> component_;
   std::vector<int> component_links_;
   std::vector<std::uint32_t> flow_mark_;  // epoch stamps by flow
+  std::vector<std::uint32_t> link_mark_;  // epoch stamps by link
   std::vector<std::uint32_t> frozen_mark_;
   std::vector<Share> heap_;
   std::vector<double> old_rate_;
