@@ -89,6 +89,7 @@ struct ChunkCost {
   double fused_backward_s() const {
     return backward_input_s + backward_weight_s + recompute_s - backward_overlap_s;
   }
+  friend bool operator==(const ChunkCost&, const ChunkCost&) = default;
 };
 
 // Every op costed by the roofline (models/roofline.hpp) and every TP collective by the ring

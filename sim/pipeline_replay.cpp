@@ -297,6 +297,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     stats_.last_op_end_s.assign(n, 0);
     stats_.peak_activation_bytes.assign(n, 0);
     open_channels();
+    share_cost_rows();
   }
 
   ReplayStats run() {
@@ -352,6 +353,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     return in_.static_bytes.empty() ? 0.0 : in_.static_bytes[worker];
   }
   int rank_of(int worker) const { return worker % ranks_; }
+  const ChunkCost& cost_of(int worker, int chunk) const { return cost_rows_[worker][chunk]; }
   int replica_of(int worker) const { return worker / ranks_; }
   int worker_of(int replica, int rank) const { return replica * ranks_ + rank; }
   std::uint8_t& flags(int replica, int stage, int microbatch) {
@@ -443,7 +445,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     double sum = 0, all_to_all = 0;
     for (const std::size_t position : {first, first + 1}) {
       const ScheduledOp& op = ops[position];
-      const ChunkCost& cost = in_.costs[worker][op.chunk];
+      const ChunkCost& cost = cost_of(worker, op.chunk);
       sum += op_seconds(cost, op.kind);
       all_to_all += op_all_to_all_seconds(cost, op.kind);
     }
@@ -495,7 +497,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     state.busy = true;
     state.op_start_s = engine_.now();
     if (stats_.first_op_start_s[worker] < 0) stats_.first_op_start_s[worker] = engine_.now();
-    const ChunkCost& cost = in_.costs[worker][op.chunk];
+    const ChunkCost& cost = cost_of(worker, op.chunk);
     if (op.kind == OpKind::kForward) change_activations(worker, activation_change(cost, op.kind));
     // A recomputing B re-materializes one layer's activations while it runs.
     if (op.kind == OpKind::kBackward) change_activations(worker, cost.backward_transient_bytes);
@@ -579,7 +581,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const std::size_t position = state.next_op;
     const ScheduledOp op = t_.ops[rank][position];
     const int stage = t_.stage(rank, op.chunk);
-    const ChunkCost& cost = in_.costs[worker][op.chunk];
+    const ChunkCost& cost = cost_of(worker, op.chunk);
     const double now = engine_.now();
     state.busy = false;
     ++state.next_op;
@@ -650,7 +652,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       stream.pop_waiting();
       stream.busy = true;
       stream.start_s = engine_.now();
-      engine_.schedule(in_.costs[worker][stream.current.chunk].activation_bytes / rate, handler_id_,
+      engine_.schedule(cost_of(worker, stream.current.chunk).activation_bytes / rate, handler_id_,
                        kOffloadDone, static_cast<std::uint64_t>(worker));
     }
     if (!state.reload.busy && state.reload.has_waiting()) {
@@ -661,7 +663,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       stream.pop_waiting();
       stream.busy = true;
       stream.start_s = engine_.now();
-      const double bytes = in_.costs[worker][next.chunk].activation_bytes;
+      const double bytes = cost_of(worker, next.chunk).activation_bytes;
       change_activations(worker, bytes);
       engine_.schedule(bytes / rate, handler_id_, kReloadDone, static_cast<std::uint64_t>(worker));
     }
@@ -671,7 +673,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     WorkerState& state = workers_[worker];
     CopyStream& stream = offload ? state.offload : state.reload;
     const ScheduledOp op = stream.current;
-    const double bytes = in_.costs[worker][op.chunk].activation_bytes;
+    const double bytes = cost_of(worker, op.chunk).activation_bytes;
     stream.busy = false;
     flags(replica_of(worker), t_.stage(rank_of(worker), op.chunk), op.microbatch) |=
         offload ? kOffloaded : kReloaded;
@@ -694,7 +696,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
           LateOutput{static_cast<std::size_t>(after), dst_stage, microbatch, kind, chunk});
       return;
     }
-    send(worker, replica_of(worker), dst_stage, microbatch, kind, in_.costs[worker][chunk]);
+    send(worker, replica_of(worker), dst_stage, microbatch, kind, cost_of(worker, chunk));
   }
 
   // The op at `position` is done: the outputs held for it leave, in the order they were held.
@@ -705,7 +707,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     const std::vector<LateOutput> sent(leaving, held.end());
     held.erase(leaving, held.end());
     for (const LateOutput& o : sent)
-      send(worker, replica_of(worker), o.stage, o.microbatch, o.kind, in_.costs[worker][o.chunk]);
+      send(worker, replica_of(worker), o.stage, o.microbatch, o.kind, cost_of(worker, o.chunk));
   }
 
   // Moves an output to the rank of `dst_stage`; free and immediate on the same rank.
@@ -784,6 +786,23 @@ class PipelineReplay : public EventHandler, public FlowListener {
     }
     parked.resize(waiting);
     for (std::uint32_t id : released_) enqueue(id);
+  }
+
+  // Each worker reads its costs from the row of the first replica before it with the same costs
+  // on its rank: the replicas of a homogeneous cluster then share one row per rank, a few lines
+  // the event loop keeps in cache, where a row of each worker's own put 2 MiB of them at 65,536
+  // GPUs beside the links and flows (BENCHMARKS.md, 2026-12-06, evening).
+  void share_cost_rows() {
+    if (in_.costs.size() != workers_.size())
+      throw SimulationError(fmt::format("the replay needs the costs of {} workers, got {}", workers_.size(),
+                                        in_.costs.size()));
+    cost_rows_.resize(workers_.size());
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      const std::vector<ChunkCost>& row = in_.costs[w];
+      const std::size_t before = w >= static_cast<std::size_t>(ranks_) ? w - ranks_ : w;
+      const bool shared = before != w && in_.costs[before] == row;
+      cost_rows_[w] = shared ? cost_rows_[before] : row.data();
+    }
   }
 
   // Opens every send channel before the replay runs, so that the event loop never composes a
@@ -1008,6 +1027,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<std::vector<ReceivePost>> receive_posts_;  // [rank][receive_key]
   OffloadPlan offload_;
   std::vector<Channel> channels_;
+  std::vector<const ChunkCost*> cost_rows_;  // [worker] -> its costs by chunk (share_cost_rows)
   std::vector<Transfer> transfers_;           // slots of the transfers in flight and free ones
   std::vector<std::uint32_t> free_transfers_;  // delivered transfers' slots, reused last in first
   std::size_t sent_ = 0;
