@@ -71,11 +71,13 @@ struct Channel {
   std::uint32_t last_waiting = kNoTransfer;
   bool busy = false;
   // Network mode: the worker pair's flow routes and wire share, asked of TransferRoutes once when
-  // the channel opens rather than on every transfer (the replay's send path). The routes' links
-  // are copied end to end into route_links (route r ends at route_ends[r]): a send then reads
-  // one block, not a vector per route held in the cluster's route table.
-  std::vector<int> route_links;
-  std::vector<std::uint32_t> route_ends;
+  // the channel opens rather than on every transfer (the replay's send path). The routes are
+  // copied into the replay's channel_routes_, the channels one after the other: from routes_at,
+  // where route r ends (route_count offsets), then the routes' links end to end. A send reads
+  // one or two lines beside the previous channel's, not two heap blocks of its own (BENCHMARKS.md,
+  // 2026-12-06, evening).
+  std::uint32_t routes_at = 0;
+  std::uint32_t route_count = 0;
   double wire_share = 1;
 };
 
@@ -720,7 +722,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     }
     const std::uint32_t id = take_transfer_slot();
     transfers_[id] = Transfer{static_cast<std::uint32_t>(++sent_), kNoTransfer,
-                              channel_for(worker, dst_worker, kind), replica, dst_stage, microbatch,
+                              find_channel(worker, dst_worker, kind), replica, dst_stage, microbatch,
                               0, 0, 0, 0, cost.output_bytes};
     if (in_.p2p != P2pSync::kAsync) {
       ++workers_[worker].sends_in_flight;
@@ -815,29 +817,39 @@ class PipelineReplay : public EventHandler, public FlowListener {
         for (int replica = 0; replica < in_.replicas; ++replica) {
           const int from = worker_of(replica, rank_of_stage(stage));
           const int to = worker_of(replica, rank_of_stage(next));
-          channel_for(from, to, TransferKind::kActivation);
-          channel_for(to, from, TransferKind::kGradient);
+          open_channel(from, to, TransferKind::kActivation);
+          open_channel(to, from, TransferKind::kGradient);
         }
       }
   }
 
-  std::uint32_t channel_for(int src, int dst, TransferKind kind) {
+  // The channel from `src` to `dst` of `kind`, which open_channels opened: the flows in flight
+  // point into channel_routes_, which must not move while the replay runs.
+  std::uint32_t find_channel(int src, int dst, TransferKind kind) const {
     for (const WorkerState::ChannelKey& key : workers_[src].channels)
       if (key.dst == dst && key.kind == kind) return key.id;
+    throw SimulationError(fmt::format("invariant broken: worker {} sends to worker {}, with which it has no channel",
+                                      src, dst));
+  }
+
+  void open_channel(int src, int dst, TransferKind kind) {
+    for (const WorkerState::ChannelKey& key : workers_[src].channels)
+      if (key.dst == dst && key.kind == kind) return;
     const auto id = static_cast<std::uint32_t>(channels_.size());
     Channel& channel = channels_.emplace_back();
     channel.src = src;
     channel.dst = dst;
     channel.kind = kind;
     if (network_) {
-      for (const std::span<const int> route : in_.routes->routes(src, dst)) {
-        channel.route_links.insert(channel.route_links.end(), route.begin(), route.end());
-        channel.route_ends.push_back(static_cast<std::uint32_t>(channel.route_links.size()));
-      }
+      const std::vector<std::span<const int>>& routes = in_.routes->routes(src, dst);
+      channel.routes_at = static_cast<std::uint32_t>(channel_routes_.size());
+      channel.route_count = static_cast<std::uint32_t>(routes.size());
+      int end = 0;
+      for (const std::span<const int> route : routes) channel_routes_.push_back(end += static_cast<int>(route.size()));
+      for (const std::span<const int> route : routes) channel_routes_.insert(channel_routes_.end(), route.begin(), route.end());
       channel.wire_share = in_.routes->wire_share(src, dst);
     }
     workers_[src].channels.push_back({dst, kind, id});
-    return id;
   }
 
   // Starts the channel's next transfers: one in abstract mode, or in network mode as many as
@@ -857,15 +869,18 @@ class PipelineReplay : public EventHandler, public FlowListener {
         return;
       }
       transfer.bytes_per_gpu *= channel.wire_share;
-      transfer.flows_pending = static_cast<int>(channel.route_ends.size());
+      transfer.flows_pending = static_cast<int>(channel.route_count);
       transfer.flows_draining = 0;
-      network_->prefetch_links(channel.route_links);
-      std::uint32_t begin = 0;
-      for (const std::uint32_t end : channel.route_ends) {
+      const int* const ends = channel_routes_.data() + channel.routes_at;
+      const int* const links = ends + channel.route_count;
+      const int link_count = channel.route_count == 0 ? 0 : ends[channel.route_count - 1];
+      network_->prefetch_links({links, static_cast<std::size_t>(link_count)});
+      int begin = 0;
+      for (std::uint32_t r = 0; r < channel.route_count; ++r) {
         ++stats_.flows;
-        const std::span<const int> route(channel.route_links.data() + begin, end - begin);
+        const std::span<const int> route(links + begin, static_cast<std::size_t>(ends[r] - begin));
         if (network_->start_flow(route, transfer.bytes_per_gpu, id)) ++transfer.flows_draining;
-        begin = end;
+        begin = ends[r];
       }
       if (transfer.flows_draining > 0) return;
       transfer.drained_s = engine_.now();
@@ -1027,6 +1042,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::vector<std::vector<ReceivePost>> receive_posts_;  // [rank][receive_key]
   OffloadPlan offload_;
   std::vector<Channel> channels_;
+  std::vector<int> channel_routes_;  // the channels' routes (Channel::routes_at), filled before the loop
   std::vector<const ChunkCost*> cost_rows_;  // [worker] -> its costs by chunk (share_cost_rows)
   std::vector<Transfer> transfers_;           // slots of the transfers in flight and free ones
   std::vector<std::uint32_t> free_transfers_;  // delivered transfers' slots, reused last in first
