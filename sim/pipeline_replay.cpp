@@ -54,6 +54,13 @@ struct CopyStream {
   }
 };
 
+// A worker's host copy engine (PipeOffload), both directions: apart from WorkerState, and only
+// for the runs that offload.
+struct HostCopies {
+  CopyStream offload;
+  CopyStream reload;
+};
+
 // No transfer: the end of a channel's waiting list.
 constexpr std::uint32_t kNoTransfer = 0xffffffffu;
 
@@ -114,19 +121,18 @@ struct LateOutput {
   int chunk = 0;
 };
 
+// A worker's state: what an op's start and end read first, then its lists. The host copy streams
+// of PipeOffload are apart (HostCopies), so that a worker's state is 160 bytes.
 struct WorkerState {
   std::size_t next_op = 0;
-  bool pair_second = false;  // the running/next op is the second of an overlapped pair
-  HeldOutput held_output;
-  std::vector<LateOutput> late_outputs;
-  CopyStream offload;
-  CopyStream reload;
   bool busy = false;
+  bool pair_second = false;  // the running/next op is the second of an overlapped pair
   // An op on gathered weights computes unit by unit: the one it is on, and whether it waits for
   // the next one's weights (no event pending).
+  bool stalled = false;
+  int sends_in_flight = 0;  // waiting sends (P2pSync): those of its last op not yet delivered
   std::size_t unit = 0;
   double done_share = 0;  // of the op's work, in the units before `unit`
-  bool stalled = false;
   double op_start_s = 0;
   double op_seconds = 0;
   double pair_scale = 1;  // the running overlapped pair's time over its two ops' summed times
@@ -139,9 +145,11 @@ struct WorkerState {
     std::uint32_t id = 0;
   };
   std::vector<ChannelKey> channels;
-  int sends_in_flight = 0;  // waiting sends (P2pSync): those of its last op not yet delivered
   std::vector<std::uint32_t> parked;  // transfers to this worker waiting for its receive
+  std::vector<LateOutput> late_outputs;
+  HeldOutput held_output;
 };
+static_assert(sizeof(WorkerState) <= 160, "a worker's state should stay within 160 bytes");
 
 // The ops that produce a chunk's weight gradients (B, or W when the backward is split), by
 // [rank][position]: their occurrence among the chunk's such ops on the rank (-1: none of them),
@@ -293,6 +301,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     offload_ = plan_offload(t_, in.offload_fraction);
     if (!offload_.empty() && in.host_copy_bytes_per_s.size() != workers_.size())
       throw SimulationError("offloading needs a host copy bandwidth for every worker");
+    if (!offload_.empty()) host_copies_.resize(workers_.size());
     const std::size_t n = workers_.size();
     stats_.busy_s.assign(n, 0);
     stats_.first_op_start_s.assign(n, -1);
@@ -505,7 +514,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (op.kind == OpKind::kBackward) change_activations(worker, cost.backward_transient_bytes);
     if (!offload_.empty()) {
       for (const ScheduledOp& activation : offload_.reload_at[rank][state.next_op])
-        state.reload.waiting.push_back(activation);
+        host_copies_[worker].reload.waiting.push_back(activation);
       start_copies(worker);
     }
     const bool opens_pair = !state.pair_second && pair_starts_[rank][state.next_op];
@@ -600,7 +609,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       case OpKind::kForward:
         f |= kForwardDone;
         if (offloaded(rank, op)) {
-          state.offload.waiting.push_back(op);
+          host_copies_[worker].offload.waiting.push_back(op);
           start_copies(worker);
         }
         if (const int next = next_stage_of(op.microbatch, stage); next >= 0) {
@@ -644,7 +653,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
 
   // Starts the next offload, and the next reload once its offload has finished.
   void start_copies(int worker) {
-    WorkerState& state = workers_[worker];
+    HostCopies& state = host_copies_[worker];
     const int rank = rank_of(worker);
     const int replica = replica_of(worker);
     const double rate = in_.host_copy_bytes_per_s[worker];
@@ -672,7 +681,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   }
 
   void finish_copy(int worker, bool offload) {
-    WorkerState& state = workers_[worker];
+    HostCopies& state = host_copies_[worker];
     CopyStream& stream = offload ? state.offload : state.reload;
     const ScheduledOp op = stream.current;
     const double bytes = cost_of(worker, op.chunk).activation_bytes;
@@ -1013,7 +1022,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
     for (const WorkerState& state : workers_)
       if (!state.late_outputs.empty())
         throw SimulationError("invariant broken: outputs held for a late send never left");
-    for (const WorkerState& state : workers_)
+    for (const HostCopies& state : host_copies_)
       if (state.offload.busy || state.reload.busy || state.offload.has_waiting() ||
           state.reload.has_waiting())
         throw SimulationError("invariant broken: activations left in host memory at the end of the iteration");
@@ -1032,6 +1041,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
   std::uint32_t handler_id_ = 0;
   std::unique_ptr<Network> network_;
   std::vector<WorkerState> workers_;
+  std::vector<HostCopies> host_copies_;  // [worker] when the run offloads activations, else empty
   std::vector<std::uint8_t> flags_;
   std::vector<RankOp> stage_location_;  // [stage] -> (rank, chunk)
   std::vector<std::vector<int>> previous_;  // [path][stage]
