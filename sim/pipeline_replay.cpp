@@ -799,10 +799,11 @@ class PipelineReplay : public EventHandler, public FlowListener {
     for (std::uint32_t id : released_) enqueue(id);
   }
 
-  // Each worker reads its costs from the row of the first replica before it with the same costs
-  // on its rank: the replicas of a homogeneous cluster then share one row per rank, a few lines
-  // the event loop keeps in cache, where a row of each worker's own put 2 MiB of them at 65,536
-  // GPUs beside the links and flows (BENCHMARKS.md, 2026-12-06, evening).
+  // A worker whose costs equal those of the replica before it on its rank reads that replica's
+  // row (so a run of equal replicas reads its first one's): the replicas of a homogeneous cluster
+  // then share one row per rank, a few lines the event loop keeps in cache, where a row of each
+  // worker's own put 2 MiB of them at 65,536 GPUs beside the links and flows (BENCHMARKS.md,
+  // 2026-12-06, evening).
   void share_cost_rows() {
     if (in_.costs.size() != workers_.size())
       throw SimulationError(fmt::format("the replay needs the costs of {} workers, got {}", workers_.size(),
