@@ -63,6 +63,7 @@ struct HostCopies {
 
 // No transfer: the end of a channel's waiting list.
 constexpr std::uint32_t kNoTransfer = 0xffffffffu;
+constexpr std::uint32_t kNoChannel = 0xffffffffu;
 
 // A send stream: one transfer leaves at a time, in order. In network mode the stream is busy
 // while a transfer's flows drain (its bytes leave the senders) and free for the next transfer
@@ -833,18 +834,25 @@ class PipelineReplay : public EventHandler, public FlowListener {
       }
   }
 
-  // The channel from `src` to `dst` of `kind`, which open_channels opened: the flows in flight
-  // point into channel_routes_, which must not move while the replay runs.
-  std::uint32_t find_channel(int src, int dst, TransferKind kind) const {
+  // The channel from `src` to `dst` of `kind`, or kNoChannel.
+  std::uint32_t channel_id(int src, int dst, TransferKind kind) const {
     for (const WorkerState::ChannelKey& key : workers_[src].channels)
       if (key.dst == dst && key.kind == kind) return key.id;
-    throw SimulationError(fmt::format("invariant broken: worker {} sends to worker {}, with which it has no channel",
-                                      src, dst));
+    return kNoChannel;
+  }
+
+  // The channel a send leaves on, which open_channels opened: the flows in flight point into
+  // channel_routes_, which must not move while the replay runs.
+  std::uint32_t find_channel(int src, int dst, TransferKind kind) const {
+    const std::uint32_t id = channel_id(src, dst, kind);
+    if (id == kNoChannel)
+      throw SimulationError(fmt::format(
+          "invariant broken: worker {} sends to worker {}, with which it has no channel", src, dst));
+    return id;
   }
 
   void open_channel(int src, int dst, TransferKind kind) {
-    for (const WorkerState::ChannelKey& key : workers_[src].channels)
-      if (key.dst == dst && key.kind == kind) return;
+    if (channel_id(src, dst, kind) != kNoChannel) return;
     const auto id = static_cast<std::uint32_t>(channels_.size());
     Channel& channel = channels_.emplace_back();
     channel.src = src;
