@@ -139,13 +139,17 @@ TEST_CASE("the engine prefetches events queued at the time being popped, far the
   LookaheadRecorder recorder;
   const auto id = engine.add_handler(recorder);
   constexpr std::uint64_t kSameTime = 40;
-  for (std::uint64_t i = 0; i < kSameTime; ++i) engine.schedule(1.0, id, 0, i);
-  engine.schedule(2.0, id, 0, 1000);  // alone at its time: nothing is queued with it to look ahead
+  // Each schedule at 1 s is followed by one at another time, so that none joins a batch: the 40
+  // events at 1 s are 40 entries of the queue.
+  for (std::uint64_t i = 0; i < kSameTime; ++i) {
+    engine.schedule(1.0, id, 0, i);
+    engine.schedule(2.0 + static_cast<double>(i), id, 0, 1000 + i);  // alone at its time
+  }
   engine.run();
   std::vector<int> last_stage(kSameTime + 1, -1);
   std::size_t handled = 0, prefetched = 0;
   for (const auto& [payload, stage] : recorder.calls) {
-    if (payload == 1000) {
+    if (payload >= 1000) {
       CHECK(stage == 2);
       continue;
     }
@@ -161,4 +165,62 @@ TEST_CASE("the engine prefetches events queued at the time being popped, far the
   }
   CHECK(handled == kSameTime);
   CHECK(prefetched > kSameTime);  // most events got both stages
+}
+
+TEST_CASE("a batch of events scheduled together is prefetched event by event when it is queued ahead") {
+  Engine engine;
+  LookaheadRecorder recorder;
+  const auto id = engine.add_handler(recorder);
+  // Ten entries at 1 s (each alone, split by a schedule at 5 s), then a batch of three at 1 s:
+  // the batch is the ninth entry behind the first popped, so the far look-ahead reaches it.
+  for (std::uint64_t i = 0; i < 10; ++i) {
+    engine.schedule(1.0, id, 0, i);
+    engine.schedule(5.0, id, 0, 1000);
+  }
+  for (std::uint64_t i = 100; i < 103; ++i) engine.schedule(1.0, id, 0, i);
+  engine.run();
+  for (std::uint64_t member = 100; member < 103; ++member) {
+    std::vector<int> stages;
+    for (const auto& [payload, stage] : recorder.calls)
+      if (payload == member) stages.push_back(stage);
+    CHECK(stages == std::vector<int>{0, 1, 2});  // far, near, handled
+  }
+}
+
+namespace {
+// Schedules, from each event it handles, up to three more at delays of 0, 0.25 or 0.5 s (so
+// runs of schedules at one time, which the engine batches, are common), numbering every
+// schedule; it records the order in which the engine hands them back.
+struct Brancher : EventHandler {
+  explicit Brancher(Engine& e) : engine(e), id(e.add_handler(*this)) {}
+  void add(double delay) {
+    pending.push_back({engine.now() + delay, next});
+    engine.schedule(delay, id, 0, next++);
+  }
+  void handle(const Event& e) override {
+    handled.push_back({e.time, e.payload});
+    if (next >= 20000) return;
+    for (auto n = random() % 4; n > 0; --n) add(0.25 * static_cast<double>(random() % 3));
+  }
+  Engine& engine;
+  std::uint32_t id;
+  std::mt19937_64 random{3};
+  std::uint64_t next = 0;
+  std::vector<std::pair<double, std::uint64_t>> pending;  // (time, number) of every schedule
+  std::vector<std::pair<double, std::uint64_t>> handled;
+};
+}  // namespace
+
+TEST_CASE("batching schedules at one time keeps the (time, sequence) order, the clock and the counts") {
+  Engine engine;
+  Brancher brancher(engine);
+  for (int i = 0; i < 8; ++i) brancher.add(0);
+  engine.run();
+  std::vector<std::pair<double, std::uint64_t>> expected = brancher.pending;
+  std::stable_sort(expected.begin(), expected.end());  // by time, then by number
+  INFO("events scheduled: ", brancher.next);
+  REQUIRE(brancher.next >= 20000);
+  CHECK(brancher.handled == expected);
+  CHECK(engine.events_processed() == brancher.next);
+  CHECK(engine.events_pending() == 0);
 }
