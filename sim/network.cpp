@@ -96,11 +96,17 @@ std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
 
 bool Network::start_flow(std::span<const int> route, double bytes, std::uint64_t token,
                          double extra_delay_s) {
+  return start_flow_after(
+      route, plus_latencies(options_.per_message_overhead_s + extra_delay_s, route), bytes, token);
+}
+
+bool Network::start_flow_after(std::span<const int> route, double delay_s, double bytes,
+                               std::uint64_t token) {
   const std::uint32_t index = take_slot();
   Flow& flow = flows_[index];
   flow.route = route.data();
   flow.route_length = static_cast<std::uint32_t>(route.size());
-  return start(index, bytes, token, extra_delay_s);
+  return start(index, bytes, token, delay_s);
 }
 
 std::uint32_t Network::take_slot() {
@@ -116,7 +122,7 @@ std::uint32_t Network::take_slot() {
   return static_cast<std::uint32_t>(flows_.size() - 1);
 }
 
-bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, double extra_delay_s) {
+bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, double delay_s) {
   Flow& flow = flows_[index];
   const std::span<const int> route = route_of(flow);
   flow.remaining_bytes = bytes;
@@ -124,11 +130,8 @@ bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, doub
   flow.updated_at = engine_.now();
   flow.token = token;
   flow.active = true;
-  flow.delay_s = options_.per_message_overhead_s + extra_delay_s;
-  for (int link : route) {
-    flow.delay_s += latency_s_[link];
-    links_[link].bytes += bytes;
-  }
+  flow.delay_s = delay_s;
+  for (int link : route) links_[link].bytes += bytes;
   ++active_count_;
   if (route.empty() || bytes <= 0) {
     // Nothing to drain: only the route's latency (and the overhead) remains.
@@ -303,7 +306,7 @@ void Network::prefetch(const Event& event, Lookahead stage) const {
     __builtin_prefetch(&flow);
     return;
   }
-  prefetch_link_states(route_of(flow));
+  prefetch_links(route_of(flow));
 }
 
 void Network::handle(const Event& event) {
@@ -331,7 +334,7 @@ void Network::handle(const Event& event) {
   if (!flow.active || flow.generation != generation) return;  // superseded by a reschedule
   const std::span<const int> route = route_of(flow);
   const std::uint64_t token = flow.token;
-  prefetch_link_states(route);
+  prefetch_links(route);
   for (int link : route) remove_flow(link, index);
   finish_draining(index);
   recompute(route);

@@ -72,15 +72,22 @@ class Network : public EventHandler {
   // A temporary route would be gone before the flow reads it again.
   bool start_flow(std::vector<int>&& route, double bytes, std::uint64_t token,
                   double extra_delay_s = 0) = delete;
+  // What a flow on `route` with no extra delay waits from its last byte leaving to its delivery:
+  // the per-message overhead plus the route's latencies, summed as start_flow sums them.
+  double route_delay_s(std::span<const int> route) const {
+    return plus_latencies(options_.per_message_overhead_s, route);
+  }
+  // start_flow with that wait given, for a caller that starts many flows on one route and keeps
+  // its route_delay_s: the start then reads no latency, only the links' hot state.
+  bool start_flow_after(std::span<const int> route, double delay_s, double bytes,
+                        std::uint64_t token);
 
-  // Starts fetching the state of these links into the CPU's caches, for flows about to start on
-  // them: a caller starting several flows at once (a transfer's tensor-parallel pairs) lets
-  // their cache misses overlap instead of paying them one flow after another. Changes nothing.
+  // Starts fetching the state of these links into the CPU's caches, for flows about to start or
+  // drain on them: a caller starting several flows at once (a transfer's tensor-parallel pairs)
+  // lets their cache misses overlap instead of paying them one flow after another. Changes
+  // nothing.
   void prefetch_links(std::span<const int> links) const {
-    for (int link : links) {
-      __builtin_prefetch(&links_[link]);
-      __builtin_prefetch(&latency_s_[link]);
-    }
+    for (int link : links) __builtin_prefetch(&links_[link]);
   }
 
   std::size_t active_flows() const { return active_count_; }
@@ -158,9 +165,9 @@ class Network : public EventHandler {
     std::uint32_t version;
   };
 
-  // prefetch_links for a drain, which reads the links' hot state only.
-  void prefetch_link_states(std::span<const int> links) const {
-    for (int link : links) __builtin_prefetch(&links_[link]);
+  double plus_latencies(double delay_s, std::span<const int> route) const {
+    for (int link : route) delay_s += latency_s_[link];
+    return delay_s;
   }
   static std::span<const int> route_of(const Flow& flow) { return {flow.route, flow.route_length}; }
   std::span<const std::uint32_t> flows_on(int link) const;
@@ -169,7 +176,7 @@ class Network : public EventHandler {
   void remove_flow(int link, std::uint32_t flow);
   // A free flow slot, or a new one, for start_flow to fill.
   std::uint32_t take_slot();
-  bool start(std::uint32_t index, double bytes, std::uint64_t token, double extra_delay_s);
+  bool start(std::uint32_t index, double bytes, std::uint64_t token, double delay_s);
   void settle(Flow& flow);  // brings remaining_bytes up to now()
   // Collects into component_ the draining flows joined to `seed_links` through shared links.
   void collect_component(std::span<const int> seed_links);
@@ -190,7 +197,7 @@ class Network : public EventHandler {
   FlowListener& listener_;
   NetworkOptions options_;
   std::vector<Link> links_;
-  // By link id, as links_: what a flow's start reads (eight links to a cache line), and the
+  // By link id, as links_: what start_flow reads (eight links to a cache line), and the
   // rarely touched rest.
   std::vector<double> latency_s_;
   std::vector<LinkFill> fill_;

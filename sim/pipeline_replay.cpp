@@ -87,7 +87,12 @@ struct Channel {
   std::uint32_t routes_at = 0;
   std::uint32_t route_count = 0;
   double wire_share = 1;
+  // Every route's Network::route_delay_s when they are all equal, as a worker pair's GPU pairs
+  // crossing links of the same kinds make them; kRouteDelaysDiffer otherwise. A send then reads
+  // no link latency, only the links' hot state.
+  double delay_s = 0;
 };
+constexpr double kRouteDelaysDiffer = -1;
 
 // A transfer's slot is reused once it is delivered: the slots in use are those in flight, so the
 // replay's working set does not grow with the iteration's transfers.
@@ -866,6 +871,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
       for (const std::span<const int> route : routes) channel_routes_.push_back(end += static_cast<int>(route.size()));
       for (const std::span<const int> route : routes) channel_routes_.insert(channel_routes_.end(), route.begin(), route.end());
       channel.wire_share = in_.routes->wire_share(src, dst);
+      channel.delay_s = routes.empty() ? 0 : network_->route_delay_s(routes[0]);
+      for (const std::span<const int> route : routes)
+        if (network_->route_delay_s(route) != channel.delay_s) channel.delay_s = kRouteDelaysDiffer;
     }
     workers_[src].channels.push_back({dst, kind, id});
   }
@@ -897,7 +905,11 @@ class PipelineReplay : public EventHandler, public FlowListener {
       for (std::uint32_t r = 0; r < channel.route_count; ++r) {
         ++stats_.flows;
         const std::span<const int> route(links + begin, static_cast<std::size_t>(ends[r] - begin));
-        if (network_->start_flow(route, transfer.bytes_per_gpu, id)) ++transfer.flows_draining;
+        const bool draining =
+            channel.delay_s == kRouteDelaysDiffer
+                ? network_->start_flow(route, transfer.bytes_per_gpu, id)
+                : network_->start_flow_after(route, channel.delay_s, transfer.bytes_per_gpu, id);
+        if (draining) ++transfer.flows_draining;
         begin = ends[r];
       }
       if (transfer.flows_draining > 0) return;
