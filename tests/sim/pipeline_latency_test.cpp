@@ -14,6 +14,7 @@
 // give T2 - T1 = 2 (L2 - L1), whatever m is.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -46,6 +47,25 @@ Cluster two_gpus_one_link(double latency_s) {
     spec.sites.push_back(SiteSpec{name, 0, 1, {group}});
   }
   spec.wan_links.push_back(WanLinkSpec{0, 1, {1 * kGbit, latency_s}, 0});
+  return build_cluster(spec);
+}
+
+// As two_gpus_one_link, with the latency on the NICs instead: each NIC `nic_latency_s`, the WAN
+// link none.
+Cluster two_gpus_slow_nics(double nic_latency_s) {
+  ClusterSpec spec;
+  spec.name = "two-gpus-slow-nics";
+  for (const char* name : {"a", "b"}) {
+    NodeGroupSpec group;
+    group.name = "node";
+    group.count = 1;
+    group.gpu_type = "h100-sxm";
+    group.gpus_per_node = 1;
+    group.intra_node = {450e9, 0};
+    group.nic = {400 * kGbit, nic_latency_s};
+    spec.sites.push_back(SiteSpec{name, 0, 1, {group}});
+  }
+  spec.wan_links.push_back(WanLinkSpec{0, 1, {1 * kGbit, 0}, 0});
   return build_cluster(spec);
 }
 
@@ -155,4 +175,39 @@ TEST_CASE("a channel asks for routes and wire share once, and every message pays
   for (const auto& [src, dst] : {std::pair{0, 1}, std::pair{1, 0}})
     for (int link : cluster.route(src, dst)) expected[link] += m * 0.5 * bytes;
   CHECK(stats.link_bytes == expected);
+}
+
+TEST_CASE("a transfer whose flows' routes differ in latency arrives with the last of its flows") {
+  // Each transfer is two flows, each on one link of the cluster's route: the sender's NIC link
+  // (400 Gbit/s; latency L = half the NIC figure, the route's other end holding the other half)
+  // and the WAN link (1 Gbit/s, no latency). Each flow arrives its own
+  // drain plus its own route's latency, so the transfer arrives
+  //     D = max(S/400G + L, S/1G + 0)
+  // after it leaves, and GPipe p = 2 takes T = (m + 1)(f + b) + 2 D (the first test's argument,
+  // S/1G <= min(f, b)). A replay that gave both flows the larger latency would make it
+  // S/1G + L.
+  struct TwoLinkRoutes : TransferRoutes {
+    TwoLinkRoutes(const Cluster& c, const std::vector<LinkCapacity>& l) : cluster(c), links(l) {}
+    const std::vector<std::span<const int>>& routes(int src, int dst) override {
+      const std::span<const int> route = cluster.route(src, dst);
+      std::size_t wan = 0;
+      for (std::size_t i = 1; i < route.size(); ++i)
+        if (links[route[i]].bandwidth_bytes_per_s < links[route[wan]].bandwidth_bytes_per_s) wan = i;
+      REQUIRE(wan != 0);  // the route starts at the sender's NIC
+      answer = {route.subspan(0, 1), route.subspan(wan, 1)};
+      return answer;
+    }
+    const Cluster& cluster;
+    const std::vector<LinkCapacity>& links;
+    std::vector<std::span<const int>> answer;
+  };
+  const int m = 8;
+  const double f = 10e-3, b = 20e-3, bytes = 1e6, nic_latency = 5e-3;  // S/1G = 8 ms > S/400G + L
+  const Cluster cluster = two_gpus_slow_nics(nic_latency);
+  const std::vector<LinkCapacity> links = network_links(cluster);
+  TwoLinkRoutes routes(cluster, links);
+  const ReplayStats stats = replay_gpipe(cluster, routes, m, f, b, bytes);
+  const double arrival = std::max(bytes / (400 * kGbit) + nic_latency / 2, bytes / (1 * kGbit));
+  check_exact(stats.iteration_s, (m + 1) * (f + b) + 2 * arrival,
+              "GPipe p=2 m=8, flows of unequal latency: (m+1)(f+b) + 2 max(d_i + L_i)");
 }
