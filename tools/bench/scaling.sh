@@ -25,12 +25,7 @@ for round in $(seq "$rounds"); do
     "$bench" "$repeats" scaling "$size-gpu" |
       awk -v r="$round" -v s="$size" '$1 == s "-gpu" {print r, s, $4, $5, $10, $7}'
   done
-done | sort -k2,2n -k1,1n | awk -v rounds="$rounds" '
-  function median(a, n,    i, j, t) {
-    for (i = 2; i <= n; i++)
-      for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
+done | sort -k2,2n -k1,1n | awk -v rounds="$rounds" "$(cat "tools/bench/median.awk")"'
   { events[$2] = $3; wall[$2, $1] = $4; loop[$2, $1] = $5; rss[$2] = $6
     if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
   END {
