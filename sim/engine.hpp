@@ -32,7 +32,8 @@ struct EventLoopStats {
 // eight deliveries) enter the queue as one entry, a batch, whose events are dispatched one after
 // another when it pops. Nothing is pushed between them and equal times pop in insertion order, so
 // they would have popped one after another anyway: handlers see the same events, times and order,
-// and events_processed() counts each. The queue moves an eighth of the entries.
+// and events_processed() counts each. In bench_replay's scaling cases the queue holds 14-16% as
+// many entries as there are events (BENCHMARKS.md, 2026-12-06, night).
 class Engine {
  public:
   std::uint32_t add_handler(EventHandler& handler);
