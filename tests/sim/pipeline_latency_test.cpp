@@ -32,29 +32,11 @@ namespace {
 constexpr double kGbit = 1e9 / 8;  // bytes/s in 1 Gbit/s
 
 // Two sites of one GPU each, joined by one WAN link of 1 Gbit/s and one-way `latency_s`. The
-// NICs are 400 Gbit/s with no latency, so the WAN link is the whole story.
-Cluster two_gpus_one_link(double latency_s) {
+// NICs are 400 Gbit/s with `nic_latency_s` each (none by default, so that the WAN link is the
+// whole story).
+Cluster two_gpus_one_link(double latency_s, double nic_latency_s = 0) {
   ClusterSpec spec;
   spec.name = "two-gpus-one-link";
-  for (const char* name : {"a", "b"}) {
-    NodeGroupSpec group;
-    group.name = "node";
-    group.count = 1;
-    group.gpu_type = "h100-sxm";
-    group.gpus_per_node = 1;
-    group.intra_node = {450e9, 0};
-    group.nic = {400 * kGbit, 0};
-    spec.sites.push_back(SiteSpec{name, 0, 1, {group}});
-  }
-  spec.wan_links.push_back(WanLinkSpec{0, 1, {1 * kGbit, latency_s}, 0});
-  return build_cluster(spec);
-}
-
-// As two_gpus_one_link, with the latency on the NICs instead: each NIC `nic_latency_s`, the WAN
-// link none.
-Cluster two_gpus_slow_nics(double nic_latency_s) {
-  ClusterSpec spec;
-  spec.name = "two-gpus-slow-nics";
   for (const char* name : {"a", "b"}) {
     NodeGroupSpec group;
     group.name = "node";
@@ -65,7 +47,7 @@ Cluster two_gpus_slow_nics(double nic_latency_s) {
     group.nic = {400 * kGbit, nic_latency_s};
     spec.sites.push_back(SiteSpec{name, 0, 1, {group}});
   }
-  spec.wan_links.push_back(WanLinkSpec{0, 1, {1 * kGbit, 0}, 0});
+  spec.wan_links.push_back(WanLinkSpec{0, 1, {1 * kGbit, latency_s}, 0});
   return build_cluster(spec);
 }
 
@@ -203,7 +185,7 @@ TEST_CASE("a transfer whose flows' routes differ in latency arrives with the las
   };
   const int m = 8;
   const double f = 10e-3, b = 20e-3, bytes = 1e6, nic_latency = 5e-3;  // S/1G = 8 ms > S/400G + L
-  const Cluster cluster = two_gpus_slow_nics(nic_latency);
+  const Cluster cluster = two_gpus_one_link(0, nic_latency);
   const std::vector<LinkCapacity> links = network_links(cluster);
   TwoLinkRoutes routes(cluster, links);
   const ReplayStats stats = replay_gpipe(cluster, routes, m, f, b, bytes);
