@@ -871,11 +871,17 @@ class PipelineReplay : public EventHandler, public FlowListener {
       for (const std::span<const int> route : routes) channel_routes_.push_back(end += static_cast<int>(route.size()));
       for (const std::span<const int> route : routes) channel_routes_.insert(channel_routes_.end(), route.begin(), route.end());
       channel.wire_share = in_.routes->wire_share(src, dst);
-      channel.delay_s = routes.empty() ? 0 : network_->route_delay_s(routes[0]);
-      for (const std::span<const int> route : routes)
-        if (network_->route_delay_s(route) != channel.delay_s) channel.delay_s = kRouteDelaysDiffer;
+      channel.delay_s = common_route_delay_s(routes);
     }
     workers_[src].channels.push_back({dst, kind, id});
+  }
+
+  // Network::route_delay_s of every route when they are all equal; kRouteDelaysDiffer otherwise.
+  double common_route_delay_s(const std::vector<std::span<const int>>& routes) const {
+    const double common = routes.empty() ? 0 : network_->route_delay_s(routes[0]);
+    for (std::size_t r = 1; r < routes.size(); ++r)
+      if (network_->route_delay_s(routes[r]) != common) return kRouteDelaysDiffer;
+    return common;
   }
 
   // Starts the channel's next transfers: one in abstract mode, or in network mode as many as
