@@ -129,7 +129,6 @@ bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, doub
   flow.rate = 0;
   flow.updated_at = engine_.now();
   flow.token = token;
-  flow.active = true;
   flow.delay_s = delay_s;
   for (int link : route) links_[link].bytes += bytes;
   ++active_count_;
@@ -280,7 +279,6 @@ void Network::schedule_drain(std::uint32_t index) {
 void Network::finish_draining(std::uint32_t index) {
   Flow& flow = flows_[index];
   engine_.schedule(flow.delay_s, handler_id_, kDelivered, flow.token);
-  flow.active = false;
   next_generation(flow);  // a drain event still queued for this flow is stale now
   free_slots_.push_back(index);
 }
@@ -331,7 +329,9 @@ void Network::handle(const Event& event) {
   const auto index = static_cast<std::uint32_t>(event.payload & 0xffffffffu);
   const auto generation = static_cast<std::uint32_t>(event.payload >> 32);
   Flow& flow = flows_[index];
-  if (!flow.active || flow.generation != generation) return;  // superseded by a reschedule
+  // Superseded by a reschedule, or the slot was freed since (finish_draining bumps the
+  // generation, and a flow taking the slot schedules its drain with a newer one).
+  if (flow.generation != generation) return;
   const std::span<const int> route = route_of(flow);
   const std::uint64_t token = flow.token;
   prefetch_links(route);

@@ -124,7 +124,6 @@ class Network : public EventHandler {
     double updated_at = 0;    // when remaining_bytes was last brought up to date
     double delay_s = 0;       // route latency + per-message overhead
     std::uint64_t token = 0;
-    bool active = false;  // draining; false once the slot is free
   };
   static_assert(sizeof(Flow) == 64, "a flow's slot should be one cache line");
   // How many flow ids a link holds in its own cache line; more spill to an overflow list. Two
