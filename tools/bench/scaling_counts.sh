@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Weak scaling of the replay, 1,024 to 65,536 GPUs, counted instead of timed: each size runs once
-# under Valgrind's callgrind (Debian package `valgrind`), counting what bench_replay's wall_s
+# Weak scaling of the replay, 1,024 to 65,536 GPUs, counted instead of timed. Each size runs once
+# under Valgrind's callgrind (Debian package `valgrind`), which counts what bench_replay's wall_s
 # times (replay_once: loading the cluster and model, building and simulating the iteration; not
-# the bare reference loop that follows), and the script prints its instructions, its first-level and last-level data cache misses in
-# the simulated caches, an estimate of cycles from them, and per doubling the multiple of each.
-# The counts are the same on every run, so a doubling's multiple does not swing with the other
-# tenants of a shared machine as wall time does (tools/bench/scaling.sh). The estimate weighs a
-# first-level miss at 10 cycles and a last-level miss at 200, the costs cachegrind's manual gives
-# for a modern machine ("Cachegrind: a cache and branch-prediction profiler", overview); it
-# leaves out what the simulation cannot see (the TLB, prefetching, branch prediction), so it
-# checks the wall-time figures rather than replacing them.
+# the bare reference loop that follows). Printed per size: instructions, first-level and
+# last-level data cache misses in the simulated caches, an estimate of cycles from them, and per
+# doubling the multiple of each. The counts are the same on every run, so a doubling's multiple
+# does not swing with the other tenants of a shared machine as wall time does
+# (tools/bench/scaling.sh). The estimate weighs a first-level miss at 10 cycles and a last-level
+# miss at 200, the costs cachegrind's manual gives for a modern machine ("Cachegrind: a cache and
+# branch-prediction profiler", overview); it leaves out what the simulation cannot see (the TLB,
+# prefetching, branch prediction), so it checks the wall-time figures rather than replacing them.
 # Usage: tools/bench/scaling_counts.sh [BENCH_REPLAY] [D1 [LL]]
 #   defaults: build-rel/tools/bench/bench_replay; a 32 KiB 8-way first-level data cache and a
 #   32 MiB 16-way last level with 64-byte lines (an AMD EPYC core and the L3 its VM reports);
@@ -26,7 +26,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # One line per size: size Ir D1_misses LL_misses (data reads and writes; instruction misses are
-# left out, the replay's code fits the first level at every size).
+# left out: the code run is the same at every size).
 for size in "${sizes[@]}"; do
   valgrind --tool=callgrind --cache-sim=yes --D1="$d1" --LL="$ll" \
     --toggle-collect='hetsim::bench::replay_once*' --callgrind-out-file="$work/$size.out" \
