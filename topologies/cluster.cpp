@@ -116,14 +116,21 @@ LinkId Cluster::Impl::tier_link(int tier, const GpuPlace& gpu, bool up) const {
   return up ? links.uplinks[at] : links.downlinks[at];
 }
 
-std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
+void Cluster::Impl::compose_route(GpuId from, GpuId to, std::vector<LinkId>& route) const {
+  route.clear();
   const GpuPlace& a = gpus[from];
   const GpuPlace& b = gpus[to];
-  if (a.node == b.node) return {attachments[from].to_node_switch, attachments[to].from_node_switch};
+  if (a.node == b.node) {
+    route.assign({attachments[from].to_node_switch, attachments[to].from_node_switch});
+    return;
+  }
   // A measured link between the two machines is the whole route.
   if (!pair_links.empty()) {
     const auto pair = pair_links.find(ordered_pair_key(a.node, b.node));
-    if (pair != pair_links.end()) return {pair->second};
+    if (pair != pair_links.end()) {
+      route.push_back(pair->second);
+      return;
+    }
   }
   // Oversubscribed fabrics add the nodes' uplink and downlink between the NICs; switch tiers add
   // the uplinks of the groups the route leaves and the downlinks of those it enters. A route to
@@ -133,7 +140,6 @@ std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
   const bool same_site = a.site == b.site;
   const int up_tiers = same_site ? tiers_between(a, b) : static_cast<int>(site_fabrics[a.site].tiers.size());
   const int down_tiers = same_site ? up_tiers : static_cast<int>(site_fabrics[b.site].tiers.size());
-  std::vector<LinkId> route;
   route.push_back(attachments[from].nic_up);
   if (up >= 0) route.push_back(up);
   for (int t = 0; t < up_tiers; ++t) route.push_back(tier_link(t, a, true));
@@ -144,7 +150,6 @@ std::vector<LinkId> Cluster::Impl::compose_route(GpuId from, GpuId to) const {
   for (int t = down_tiers - 1; t >= 0; --t) route.push_back(tier_link(t, b, false));
   if (down >= 0) route.push_back(down);
   route.push_back(attachments[to].nic_down);
-  return route;
 }
 
 std::span<const LinkId> Cluster::route(GpuId from, GpuId to) const {
@@ -153,7 +158,8 @@ std::span<const LinkId> Cluster::route(GpuId from, GpuId to) const {
   if (from == to) return {};
   const std::uint64_t key = ordered_pair_key(from, to);
   if (const StoredRoute* stored = impl_->routes.find(key)) return {stored->links, stored->length};
-  const std::span<const LinkId> links = impl_->route_links.store(impl_->compose_route(from, to));
+  impl_->compose_route(from, to, impl_->route_scratch);
+  const std::span<const LinkId> links = impl_->route_links.store(impl_->route_scratch);
   impl_->routes.insert(key, {links.data(), static_cast<std::uint32_t>(links.size())});
   return links;
 }

@@ -101,9 +101,13 @@ struct Cluster::Impl {
   // hundreds of thousands.
   mutable RouteTable routes;
   mutable BlockArena<LinkId, 1 << 14> route_links;
+  // What compose_route writes a new route into before it is stored: one buffer reused, where a
+  // vector per route cost 442,368 heap blocks at 64k GPUs (BENCHMARKS.md, 2026-12-06, late).
+  mutable std::vector<LinkId> route_scratch;
 
   const std::vector<LinkId>& wan_path(int from_site, int to_site) const;
-  std::vector<LinkId> compose_route(GpuId from, GpuId to) const;
+  // The links from GPU `from` to GPU `to`, written over `route`.
+  void compose_route(GpuId from, GpuId to, std::vector<LinkId>& route) const;
   // How many switch tiers of their (common) site a route from GPU a to GPU b climbs, and the
   // tier link a GPU leaves (up) or enters (down) its group of `tier` by.
   int tiers_between(const GpuPlace& a, const GpuPlace& b) const;
