@@ -36,6 +36,12 @@ int Cluster::node_count() const { return static_cast<int>(impl_->nodes.size()); 
 const std::vector<Site>& Cluster::sites() const { return impl_->sites; }
 const std::vector<Link>& Cluster::links() const { return impl_->links; }
 
+std::span<const BandwidthPoint> Cluster::bandwidth_trace(LinkId id) const {
+  const auto trace = impl_->bandwidth_traces.find(id);
+  if (trace == impl_->bandwidth_traces.end()) return {};
+  return trace->second;
+}
+
 namespace {
 void check_gpu(const Cluster::Impl& impl, GpuId id) {
   if (id < 0 || id >= static_cast<GpuId>(impl.gpus.size()))

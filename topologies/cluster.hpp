@@ -33,9 +33,6 @@ struct Link {
   double bandwidth_bytes_per_s;   // per direction
   double latency_s;               // added once per hop
   double egress_usd_per_byte;     // 0 except on WAN links
-  // Time-varying bandwidth (WAN links with a trace or a random walk): sorted by time; before the
-  // first point the link carries bandwidth_bytes_per_s. Empty for constant links.
-  std::vector<BandwidthPoint> bandwidth_trace = {};
 };
 
 struct GpuPlace {
@@ -64,6 +61,9 @@ class Cluster {
   const GpuPlace& gpu(GpuId id) const;
   const std::vector<Site>& sites() const;
   const std::vector<Link>& links() const;
+  // A link's time-varying bandwidth (a WAN link with a trace or a random walk): sorted by time;
+  // before the first point the link carries its bandwidth_bytes_per_s. Empty for a constant link.
+  std::span<const BandwidthPoint> bandwidth_trace(LinkId id) const;
   const std::string& description() const;
 
   // Nodes by global index (file order). A node's GPUs are consecutive ids starting at

@@ -269,15 +269,17 @@ Cluster build_cluster(const ClusterSpec& spec) {
     const std::string suffix = count > 1 ? fmt::format("#{}", count) : "";
     const std::string& a = spec.sites[wan.site_a].name;
     const std::string& b = spec.sites[wan.site_b].name;
+    const LinkId forward = builder.add_link(impl.site_switch_vertex(wan.site_a),
+                                            impl.site_switch_vertex(wan.site_b), a + "->" + b + suffix,
+                                            LinkClass::kWan, wan.figures, wan.egress_usd_per_byte);
+    const LinkId backward = builder.add_link(impl.site_switch_vertex(wan.site_b),
+                                             impl.site_switch_vertex(wan.site_a), b + "->" + a + suffix,
+                                             LinkClass::kWan, wan.figures, wan.egress_usd_per_byte);
     // A trace describes the link, so both directions follow it.
-    impl.links[builder.add_link(impl.site_switch_vertex(wan.site_a), impl.site_switch_vertex(wan.site_b),
-                                a + "->" + b + suffix, LinkClass::kWan, wan.figures,
-                                wan.egress_usd_per_byte)]
-        .bandwidth_trace = wan.bandwidth_trace;
-    impl.links[builder.add_link(impl.site_switch_vertex(wan.site_b), impl.site_switch_vertex(wan.site_a),
-                                b + "->" + a + suffix, LinkClass::kWan, wan.figures,
-                                wan.egress_usd_per_byte)]
-        .bandwidth_trace = wan.bandwidth_trace;
+    if (!wan.bandwidth_trace.empty()) {
+      impl.bandwidth_traces[forward] = wan.bandwidth_trace;
+      impl.bandwidth_traces[backward] = wan.bandwidth_trace;
+    }
   }
 
   impl.graph = fabric_graph(impl);

@@ -4,6 +4,7 @@
 // the graph; other folders use cluster.hpp only.
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,6 +78,10 @@ struct Cluster::Impl {
   std::vector<GpuAttachment> attachments;  // by GpuId
   std::vector<NodeInfo> nodes;
   std::vector<Link> links;
+  // The time-varying links' bandwidth points, by LinkId: only WAN links have any. Kept off Link
+  // so that a Link holds no heap block: at 65,536 GPUs freeing the cluster walked every one of
+  // its 17 MiB of links to find none (BENCHMARKS.md, 2026-12-06, late).
+  std::map<LinkId, std::vector<BandwidthPoint>> bandwidth_traces;
   BlockArena<char, 1 << 16> link_names;  // what each Link::name views
   std::vector<int> link_from_vertex;  // by LinkId, vertex ids of FabricGraph
   std::vector<int> link_to_vertex;

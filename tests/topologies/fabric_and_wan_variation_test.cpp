@@ -3,12 +3,15 @@
 // message of each new class of mistake pinned.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "tests/topologies/cluster_test_support.hpp"
@@ -20,6 +23,12 @@ using hetsim::test::write_scratch_file;
 using nlohmann::json;
 
 namespace {
+
+bool spans_equal(std::span<const hetsim::BandwidthPoint> a, std::span<const hetsim::BandwidthPoint> b) {
+  return std::ranges::equal(a, b, [](const hetsim::BandwidthPoint& x, const hetsim::BandwidthPoint& y) {
+    return x.time_s == y.time_s && x.bytes_per_s == y.bytes_per_s;
+  });
+}
 
 const char* kTwoSites = R"({
   "name": "two", "sites": [
@@ -90,10 +99,15 @@ TEST_CASE("a WAN bandwidth trace file is read, relative to the cluster file") {
   const hetsim::Cluster cluster = load("traced.json", [](json& d) {
     d["wan_links"][0]["bandwidth_trace_file"] = "wan-trace.csv";
   });
-  const auto& wan = cluster.links()[cluster.route(0, 16)[2]];
-  REQUIRE(wan.bandwidth_trace.size() == 3);
-  CHECK(wan.bandwidth_trace[1].time_s == 60);
-  CHECK(wan.bandwidth_trace[1].bytes_per_s == 40e9 / 8);
+  const auto trace = cluster.bandwidth_trace(cluster.route(0, 16)[2]);
+  REQUIRE(trace.size() == 3);
+  CHECK(trace[1].time_s == 60);
+  CHECK(trace[1].bytes_per_s == 40e9 / 8);
+  // Both directions follow it; the NIC links beside it stay constant.
+  const auto back = cluster.route(16, 0);  // dc-b's NIC, the WAN, dc-a's node downlink and NIC
+  REQUIRE(cluster.links()[back[1]].link_class == hetsim::LinkClass::kWan);
+  CHECK(spans_equal(cluster.bandwidth_trace(back[1]), trace));
+  CHECK(cluster.bandwidth_trace(cluster.route(0, 16)[0]).empty());
 }
 
 TEST_CASE("a WAN random walk is the same for a seed and stays within its bounds") {
@@ -103,7 +117,9 @@ TEST_CASE("a WAN random walk is the same for a seed and stays within its bounds"
                                                     {"sigma", 0.2},   {"min_Gbps", 10},
                                                     {"max_Gbps", 100}, {"duration_s", 3600}};
     });
-    return c.links()[c.route(0, 16)[2]].bandwidth_trace;
+    // A copy: the cluster, and the trace it holds, end with this call.
+    const auto trace = c.bandwidth_trace(c.route(0, 16)[2]);
+    return std::vector<hetsim::BandwidthPoint>(trace.begin(), trace.end());
   };
   const auto a = walk(7);
   const auto b = walk(7);
@@ -205,8 +221,8 @@ TEST_CASE("WAN variation input found by fuzzing: pinned messages") {
   const hetsim::Cluster spaced = load("spaced-trace.json", [](json& d) {
     d["wan_links"][0]["bandwidth_trace_file"] = "spaced-trace.csv";
   });
-  const auto& wan = spaced.links()[spaced.route(0, 16)[2]];
-  REQUIRE(wan.bandwidth_trace.size() == 2);
-  CHECK(wan.bandwidth_trace[1].time_s == 60);
-  CHECK(wan.bandwidth_trace[1].bytes_per_s == 40e9 / 8);
+  const auto trace = spaced.bandwidth_trace(spaced.route(0, 16)[2]);
+  REQUIRE(trace.size() == 2);
+  CHECK(trace[1].time_s == 60);
+  CHECK(trace[1].bytes_per_s == 40e9 / 8);
 }
