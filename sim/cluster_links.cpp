@@ -7,11 +7,7 @@ std::vector<LinkCapacity> network_links(const Cluster& cluster) {
   links.reserve(cluster.links().size());
   for (LinkId id = 0; id < static_cast<LinkId>(cluster.links().size()); ++id) {
     const Link& link = cluster.links()[id];
-    const std::span<const BandwidthPoint> trace = cluster.bandwidth_trace(id);
-    std::vector<BandwidthStep> steps;
-    steps.reserve(trace.size());
-    for (const BandwidthPoint& point : trace) steps.push_back({point.time_s, point.bytes_per_s});
-    links.emplace_back(link.bandwidth_bytes_per_s, link.latency_s, std::move(steps));
+    links.push_back({link.bandwidth_bytes_per_s, link.latency_s, cluster.bandwidth_trace(id)});
   }
   return links;
 }

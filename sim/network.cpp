@@ -26,7 +26,7 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
   for (std::size_t l = 0; l < links.size(); ++l) {
     if (!(links[l].bandwidth_bytes_per_s > 0))
       throw Error("network: link " + std::to_string(l) + " has no bandwidth");
-    for (const BandwidthStep& step : links[l].bandwidth_steps)
+    for (const BandwidthPoint& step : links[l].bandwidth_steps)
       if (!(step.bytes_per_s > 0))
         throw Error("network: a bandwidth step of link " + std::to_string(l) + " is not positive");
     links_[l].capacity = links[l].bandwidth_bytes_per_s;

@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <utility>
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "topologies/bandwidth_point.hpp"
 
 namespace hetsim {
 
@@ -29,19 +29,14 @@ class FlowListener {
   virtual void on_flow_drained(std::uint64_t /*token*/) {}
 };
 
-// From `time_s` on (until the next step), the link carries `bytes_per_s` per direction.
-struct BandwidthStep {
-  double time_s = 0;
-  double bytes_per_s = 0;
-};
-
+// A link as the network is built with it. The bandwidth steps are the caller's (a cluster's
+// traces, which last as long as it does) and only read while the Network is constructed: with no
+// vector of its own a LinkCapacity needs no destructor, and the 270,000 links of 65,536 GPUs are
+// freed without walking them (BENCHMARKS.md, 2026-12-06, late).
 struct LinkCapacity {
-  LinkCapacity() = default;
-  LinkCapacity(double bandwidth, double latency, std::vector<BandwidthStep> steps = {})
-      : bandwidth_bytes_per_s(bandwidth), latency_s(latency), bandwidth_steps(std::move(steps)) {}
   double bandwidth_bytes_per_s = 0;  // before the first step, or always when there are none
   double latency_s = 0;
-  std::vector<BandwidthStep> bandwidth_steps;  // sorted by time_s; empty = constant bandwidth
+  std::span<const BandwidthPoint> bandwidth_steps = {};  // sorted by time_s; empty = constant
 };
 
 struct NetworkOptions {
@@ -203,8 +198,8 @@ class Network : public EventHandler {
   std::vector<std::uint32_t> next_step_;  // index into steps_ of the link's next change
   // Every varying link's bandwidth steps end to end, each link's closed by a kEndOfSteps: at 64k
   // GPUs a vector per link (most of them empty) cost 6 MiB to build and free.
-  static constexpr BandwidthStep kEndOfSteps{std::numeric_limits<double>::infinity(), 0};
-  std::vector<BandwidthStep> steps_;
+  static constexpr BandwidthPoint kEndOfSteps{std::numeric_limits<double>::infinity(), 0};
+  std::vector<BandwidthPoint> steps_;
   // The flow lists of the links crossed by more than kInlineFlows flows, and those free for
   // reuse once a link's flows fit inline again: only busy links hold one.
   std::vector<std::vector<std::uint32_t>> overflow_lists_;

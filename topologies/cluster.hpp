@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "topologies/bandwidth_point.hpp"
+
 namespace hetsim {
 
 using GpuId = int;
@@ -18,12 +20,6 @@ using LinkId = int;
 // kFabric: a node's uplink into an oversubscribed site fabric (absent when non-blocking).
 enum class LinkClass { kIntraNode, kNic, kWan, kFabric };
 const char* to_string(LinkClass c);
-
-// From `time_s` on (until the next point) a link carries `bytes_per_s` per direction.
-struct BandwidthPoint {
-  double time_s = 0;
-  double bytes_per_s = 0;
-};
 
 struct Link {
   // e.g. "site-a/node3/gpu5->nvswitch", "site-a->site-b"; stored by the Cluster, valid while

@@ -145,7 +145,8 @@ TEST_CASE("a link's bandwidth steps change the rate of the flows crossing it") {
   // 10 GB/s until 0.1 s, 2 GB/s from then on: 2 GB is 1 GB by 0.1 s, then 1 GB / 2 GB/s = 0.5 s.
   Engine engine;
   Arrivals arrivals(engine);
-  LinkCapacity link{10e9, 1e-3, {{0.1, 2e9}, {5.0, 20e9}, {10.0, 1e9}}};
+  const std::vector<hetsim::BandwidthPoint> steps{{0.1, 2e9}, {5.0, 20e9}, {10.0, 1e9}};
+  LinkCapacity link{10e9, 1e-3, steps};
   Network network(engine, {link}, arrivals);
   network.start_flow(kLink0, 2e9, 1);
   engine.run();
@@ -230,9 +231,13 @@ TEST_CASE("the lone-flow shortcut gives the same rates as progressive filling, b
   const auto uniform = [&random] { return static_cast<double>(random() >> 11) * 0x1.0p-53; };
   for (const int link_count : {2000, 400, 40}) {
     std::vector<LinkCapacity> links;
+    std::vector<std::vector<hetsim::BandwidthPoint>> steps(static_cast<std::size_t>(link_count));
     for (int l = 0; l < link_count; ++l) {
-      LinkCapacity link{1e9 * (1 + 9 * uniform()), 1e-6 * uniform(), {}};
-      if (l % 7 == 0) link.bandwidth_steps = {{0.01 * uniform(), 1e9 * (1 + 9 * uniform())}};
+      LinkCapacity link{1e9 * (1 + 9 * uniform()), 1e-6 * uniform()};
+      if (l % 7 == 0) {
+        steps[l] = {{0.01 * uniform(), 1e9 * (1 + 9 * uniform())}};
+        link.bandwidth_steps = steps[l];
+      }
       links.push_back(link);
     }
     struct Spec { std::vector<int> route; double bytes; double start; };
