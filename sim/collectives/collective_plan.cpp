@@ -214,7 +214,7 @@ std::vector<std::vector<GpuId>> gpus_by_node(const Cluster& cluster, const std::
 
 std::vector<std::vector<GpuId>> ring_channels(const Cluster& cluster, const std::vector<GpuId>& ring) {
   // Where each run of consecutive GPUs on one node starts, in ring order. Flags by node rather
-  // than a set: a data-parallel ring of 65,536 GPUs visits 8,192 nodes, a set node each.
+  // than a set: the data-parallel rings of a 65,536-GPU replay made 131,072 set nodes.
   std::vector<std::size_t> run_starts;
   std::vector<char> node_seen(static_cast<std::size_t>(cluster.node_count()), 0);
   int run_node = -1;
