@@ -8,6 +8,8 @@
 
 namespace hetsim {
 
+// Every link of the cluster as the network is built with it, by LinkId. A WAN link's bandwidth
+// steps view the cluster's trace: the result is only good while the cluster lives.
 std::vector<LinkCapacity> network_links(const Cluster& cluster);
 
 }  // namespace hetsim

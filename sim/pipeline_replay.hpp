@@ -77,7 +77,7 @@ struct ReplayInputs {
   // Network mode: routes and a network to carry flows. Abstract mode (routes == nullptr): every
   // transfer takes abstract_transfer_s.
   TransferRoutes* routes = nullptr;
-  std::vector<LinkCapacity> links;
+  std::vector<LinkCapacity> links;  // network_links: its bandwidth steps view the cluster's traces
   double abstract_transfer_s = 0;
   // PipeOffload: the fraction of activations sent to host memory between F and B, and each
   // worker's host copy bandwidth per GPU (bytes/s, each direction).
