@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -125,6 +126,28 @@ ExpertParallelLinks expert_parallel_links(const Cluster& cluster, const Parallel
 ContextParallelLinks context_parallel_links(const Cluster& cluster, const Placement& placement,
                                             int worker);
 
+// The links a worker's chunk costs are computed on: those of its tensor-, expert- and
+// context-parallel groups.
+struct WorkerLinks {
+  TensorParallelLinks tp;
+  ExpertParallelLinks ep;
+  ContextParallelLinks cp;
+  // For the caches of chunk costs: two workers of one GPU type share a cost only when these
+  // are equal too. Node groups of one GPU type may differ in NVLink, and a tensor-parallel
+  // group may span nodes in one node group and not in another.
+  std::array<double, 6> figures() const {
+    return {tp.bandwidth_bytes_per_s, tp.latency_s, ep.bandwidth_bytes_per_s, ep.latency_s,
+            cp.bandwidth_bytes_per_s, cp.latency_s};
+  }
+};
+
+WorkerLinks worker_links(const Cluster& cluster, const ParallelPlan& plan, const Placement& placement,
+                         int worker) {
+  return {tensor_parallel_links(cluster, placement.tensor_parallel_gpus(worker)),
+          expert_parallel_links(cluster, plan, placement, worker),
+          context_parallel_links(cluster, placement, worker)};
+}
+
 // zb-auto searches with op-time estimates: the F, B and W of a middle stage (layers / pp layers, no
 // embedding or head) on the GPUs of pipeline rank 0, the time its activation takes from rank 0
 // to rank 1 (route latency + bytes over the route's bottleneck), and the share of its activation
@@ -136,10 +159,9 @@ ZbAutoOptions zb_auto_estimates(const Cluster& cluster, const GpuCatalog& catalo
   // A middle stage starts past DeepSeek's dense first layers (0 for other models).
   const int layers = std::max(1, model.num_layers / plan.pp);
   const ChunkSpan span{model.first_layer_past_dense(layers), layers, false, false};
+  const WorkerLinks links = worker_links(cluster, plan, placement, 0);
   const ChunkCost cost = cost_chunk(model, plan, catalog.at(cluster.gpu(gpus.front()).gpu_type), span,
-                                    tensor_parallel_links(cluster, gpus),
-                                    expert_parallel_links(cluster, plan, placement, 0),
-                                    context_parallel_links(cluster, placement, 0));
+                                    links.tp, links.ep, links.cp);
   ZbAutoOptions options;
   options.forward_s = cost.forward_s;
   options.backward_s = cost.backward_input_s + cost.recompute_s;
@@ -185,9 +207,8 @@ int zb_auto_memory_fit(const Cluster& cluster, const GpuCatalog& catalog, const 
       const std::string& type = cluster.gpu(gpus.front()).gpu_type;
       if (!types_seen.insert(type).second) continue;
       const GpuSpec& spec = catalog.at(type);
-      const ChunkCost cost = cost_chunk(model, plan, spec, span, tensor_parallel_links(cluster, gpus),
-                                        expert_parallel_links(cluster, plan, placement, worker),
-                                        context_parallel_links(cluster, placement, worker));
+      const WorkerLinks links = worker_links(cluster, plan, placement, worker);
+      const ChunkCost cost = cost_chunk(model, plan, spec, span, links.tp, links.ep, links.cp);
       if (!(cost.activation_bytes > 0)) continue;
       const double static_bytes =
           static_memory(cost.params - cost.expert_params, cost.expert_params, plan).total();
@@ -366,8 +387,10 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
     return c.forward_s + c.fused_backward_s();
   };
   std::vector<PartitionStage> stages;
-  // Costs depend on the GPU type and on whether the stage holds the embedding / LM head.
-  std::map<std::tuple<std::string, bool, bool>, std::pair<ChunkCost, ChunkCost>> cache;
+  // Costs depend on the GPU type, the worker's links and whether the stage holds the embedding /
+  // LM head.
+  std::map<std::tuple<std::string, std::array<double, 6>, bool, bool>, std::pair<ChunkCost, ChunkCost>>
+      cache;
   for (int rank = 0; rank < plan.pp; ++rank) {
     const bool first = rank == 0;
     const bool last = rank + 1 == plan.pp;
@@ -379,16 +402,14 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
       const auto gpus = placement.tensor_parallel_gpus(worker);
       const std::string& type = cluster.gpu(gpus.front()).gpu_type;
       if (types.find(type) == std::string::npos) types += (types.empty() ? "" : ", ") + type;
-      auto [it, inserted] = cache.try_emplace({type, first, last});
+      const WorkerLinks links = worker_links(cluster, plan, placement, worker);
+      auto [it, inserted] = cache.try_emplace({type, links.figures(), first, last});
       if (inserted) {
-        const TensorParallelLinks links = tensor_parallel_links(cluster, gpus);
-        const ExpertParallelLinks ep_links = expert_parallel_links(cluster, plan, placement, worker);
-        const ContextParallelLinks cp_links = context_parallel_links(cluster, placement, worker);
         const GpuSpec& spec = catalog.at(type);
         // One layer as most of the model's are: past DeepSeek's dense first layers (0 for others).
         const int typical = model.first_layer_past_dense(1);
-        it->second = {cost_chunk(model, plan, spec, ChunkSpan{typical, 1, false, false}, links, ep_links, cp_links),
-                      cost_chunk(model, plan, spec, ChunkSpan{typical, 1, first, last}, links, ep_links, cp_links)};
+        it->second = {cost_chunk(model, plan, spec, ChunkSpan{typical, 1, false, false}, links.tp, links.ep, links.cp),
+                      cost_chunk(model, plan, spec, ChunkSpan{typical, 1, first, last}, links.tp, links.ep, links.cp)};
       }
       const ChunkCost& layer = it->second.first;
       const ChunkCost& with_ends = it->second.second;
@@ -642,15 +663,13 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     return &it->second;
   };
 
-  // Cost every chunk on its own GPU type; a cache keyed by (GPU type, profile, slice) keeps it
-  // cheap, and counts each distinct chunk's cost sources once.
+  // Cost every chunk on its own GPU type and links; a cache keyed by (GPU type, profile, links,
+  // slice) keeps it cheap, and counts each distinct chunk's cost sources once.
   ReplayInputs inputs;
   inputs.timetable = &timetable;
   inputs.replicas = plan.dp;
   inputs.costs.resize(static_cast<std::size_t>(placement.workers()));
-  // Expert- and context-parallel links may differ between groups (one inside a node, one
-  // across nodes).
-  std::map<std::tuple<std::string, const calibration::Profile*, int, double, double, double, double>, ChunkCost>
+  std::map<std::tuple<std::string, const calibration::Profile*, std::array<double, 6>, int>, ChunkCost>
       cost_cache;
   std::vector<double> params_on_gpu(static_cast<std::size_t>(placement.workers()), 0);
   std::vector<double> expert_params_on_gpu(static_cast<std::size_t>(placement.workers()), 0);
@@ -662,19 +681,15 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
         throw PlanError(fmt::format("the {} of GPUs {}..{} mixes GPU types {} and {}",
                                     plan.cp > 1 ? "tensor- and context-parallel group" : "tensor-parallel group",
                                     gpus.front(), gpus.back(), type, cluster.gpu(g).gpu_type));
-    const TensorParallelLinks tp_links = tensor_parallel_links(cluster, placement.tensor_parallel_gpus(w));
-    const ExpertParallelLinks ep_links = expert_parallel_links(cluster, plan, placement, w);
-    const ContextParallelLinks cp_links = context_parallel_links(cluster, placement, w);
+    const WorkerLinks links = worker_links(cluster, plan, placement, w);
     const calibration::Profile* profile = profile_for(gpus.front());
     const int rank = placement.rank_of(w);
     for (int c = 0; c < plan.vpp; ++c) {
       const int slice = slice_of[timetable.stage(rank, c)];
-      auto [it, inserted] = cost_cache.try_emplace(
-          {type, profile, slice, ep_links.bandwidth_bytes_per_s, ep_links.latency_s,
-           cp_links.bandwidth_bytes_per_s, cp_links.latency_s});
+      auto [it, inserted] = cost_cache.try_emplace({type, profile, links.figures(), slice});
       if (inserted)
-        it->second = cost_chunk(model, plan, catalog.at(type), spans[slice], tp_links, profile,
-                                &result.cost_sources, ep_links, cp_links);
+        it->second = cost_chunk(model, plan, catalog.at(type), spans[slice], links.tp, profile,
+                                &result.cost_sources, links.ep, links.cp);
       ChunkCost cost = per_segment(it->second, timetable.sequence_splits);
       // Megatron-core sends the whole activation from every tensor-parallel rank, or only its
       // sequence shard with sequence parallelism (its slice with scatter/gather).
