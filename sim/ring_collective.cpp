@@ -43,6 +43,15 @@ RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::ve
   return result;
 }
 
+TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus) {
+  if (gpus.size() < 2) {
+    return {cluster.intra_node_bandwidth_bytes_per_s(gpus.front()),
+            cluster.intra_node_latency_s(gpus.front())};
+  }
+  const RingBottleneck ring = ring_bottleneck(cluster, {gpus});
+  return {ring.bandwidth_bytes_per_s, ring.latency_s};
+}
+
 // The closed forms live with the tensor-parallel costs (models/tp_collectives.hpp); here they are
 // applied to a ring's bottleneck.
 double ring_all_reduce_s(const RingBottleneck& ring, double bytes) {

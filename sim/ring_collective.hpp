@@ -6,6 +6,7 @@
 // pipeline stage reduce their gradients together) share the links their hops cross equally.
 #include <vector>
 
+#include "models/chunk_cost.hpp"
 #include "sim/collectives/collective.hpp"
 #include "topologies/cluster.hpp"
 
@@ -21,6 +22,11 @@ struct RingBottleneck {
 // compressed by `wan_compression` (>= 1), which makes those links that much faster for the ring.
 RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings,
                                double wan_compression = 1);
+
+// The links a tensor-parallel group's collectives run on: the bottleneck of the ring through
+// `gpus` in order, NVLink inside a node, the NICs and the fabric for a group that spans nodes.
+// One GPU: its node's intra-node figures.
+TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus);
 
 double ring_all_reduce_s(const RingBottleneck& ring, double bytes);
 double ring_reduce_scatter_s(const RingBottleneck& ring, double bytes);  // also all-gather

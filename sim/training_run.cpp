@@ -120,7 +120,6 @@ std::vector<int> balanced_layers(const Cluster& cluster, const GpuCatalog& catal
       .layers_per_stage;
 }
 
-TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus);
 ExpertParallelLinks expert_parallel_links(const Cluster& cluster, const ParallelPlan& plan,
                                           const Placement& placement, int worker);
 ContextParallelLinks context_parallel_links(const Cluster& cluster, const Placement& placement,
@@ -334,15 +333,6 @@ class PlacementRoutes : public TransferRoutes {
   // By src << 32 | dst; its nodes stay put, so routes() can hand out references.
   std::unordered_map<std::uint64_t, WorkerPair> cache_;
 };
-
-TensorParallelLinks tensor_parallel_links(const Cluster& cluster, const std::vector<GpuId>& gpus) {
-  if (gpus.size() < 2) {
-    return {cluster.intra_node_bandwidth_bytes_per_s(gpus.front()),
-            cluster.intra_node_latency_s(gpus.front())};
-  }
-  const RingBottleneck ring = ring_bottleneck(cluster, {gpus});
-  return {ring.bandwidth_bytes_per_s, ring.latency_s};
-}
 
 // What one GPU of `worker` gets in its expert-parallel group's all-to-all: the group is the ep
 // consecutive replicas around it (Megatron order tp-cp-ep-dp-pp) at the same tensor-parallel

@@ -11,6 +11,7 @@
 #include "base/error.hpp"
 #include "models/calibration/profile.hpp"
 #include "sim/engine.hpp"
+#include "sim/ring_collective.hpp"
 #include "sim/serving/route_transfers.hpp"
 
 namespace hetsim::serving {
@@ -397,8 +398,10 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
     std::vector<StageHardware> stages(options.pp);
     for (int s = 0; s < options.pp; ++s) {
       const GpuId first = replica_gpu(r, s, 0, options.tp, options.pp);
+      std::vector<GpuId> tp_group;
       for (int g = first; g < first + options.tp; ++g) {
         stats.gpus.push_back(g);
+        tp_group.push_back(g);
         if (cluster.gpu(g).gpu_type != cluster.gpu(first).gpu_type)
           throw PlanError(fmt::format("serve: replica {} stage {} mixes GPU types {} and {} in one tensor-parallel group",
                                       r, s, cluster.gpu(first).gpu_type, cluster.gpu(g).gpu_type));
@@ -411,7 +414,7 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
         if (it == profiles.end()) it = profiles.emplace(profile, calibration::Profile::load(profile)).first;
         hw.profile = &it->second;
       }
-      hw.tp_links = {cluster.intra_node_bandwidth_bytes_per_s(first), cluster.intra_node_latency_s(first)};
+      hw.tp_links = tensor_parallel_links(cluster, tp_group);
       if (s + 1 < options.pp) {
         const GpuId next = first + options.tp;
         hw.next_latency_s = cluster.route_latency_s(first, next);
