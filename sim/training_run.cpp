@@ -96,14 +96,41 @@ std::vector<int> checked_layers_per_stage(const TransformerConfig& model, int sl
   return given;
 }
 
+// The measured profile each GPU's ops are costed from, each file loaded once: its node group's
+// own, else --profile, else none (roofline only).
+class GpuProfiles {
+ public:
+  GpuProfiles(const Cluster& cluster, const std::string& default_path)
+      : cluster_(cluster), default_path_(default_path) {}
+  // Empty: none.
+  const std::string& path_of(GpuId gpu) const {
+    const std::string& own = cluster_.gpu(gpu).profile;
+    return own.empty() ? default_path_ : own;
+  }
+  const calibration::Profile* of(GpuId gpu) {
+    const std::string& path = path_of(gpu);
+    if (path.empty()) return nullptr;
+    auto it = loaded_.find(path);
+    if (it == loaded_.end()) it = loaded_.emplace(path, calibration::Profile::load(path)).first;
+    return &it->second;
+  }
+
+ private:
+  const Cluster& cluster_;
+  std::string default_path_;
+  std::map<std::string, calibration::Profile> loaded_;
+};
+
 // The partitioner's view of each pipeline rank (see RunOptions::balance_layers).
 std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCatalog& catalog,
                                              const TransformerConfig& model, const ParallelPlan& plan,
-                                             const Placement& placement, const Timetable& timetable);
+                                             const Placement& placement, const Timetable& timetable,
+                                             GpuProfiles& profiles);
 
 std::vector<int> balanced_layers(const Cluster& cluster, const GpuCatalog& catalog,
                                  const TransformerConfig& model, const ParallelPlan& plan,
-                                 const Placement& placement, const Timetable& timetable) {
+                                 const Placement& placement, const Timetable& timetable,
+                                 GpuProfiles& profiles) {
   if (!timetable.paths.empty())
     throw PlanError(fmt::format(
         "--balance-layers is not supported for the {} timetable: its microbatches follow {} paths "
@@ -116,7 +143,8 @@ std::vector<int> balanced_layers(const Cluster& cluster, const GpuCatalog& catal
         "partitioner balances one model chunk per rank; give the {} slices with --layers-per-stage",
         timetable.kind, timetable.chunks_per_rank, timetable.stages()));
   return partition_layers_balanced(
-             model.num_layers, partition_stages(cluster, catalog, model, plan, placement, timetable))
+             model.num_layers,
+             partition_stages(cluster, catalog, model, plan, placement, timetable, profiles))
       .layers_per_stage;
 }
 
@@ -369,7 +397,8 @@ ContextParallelLinks context_parallel_links(const Cluster& cluster, const Placem
 
 std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCatalog& catalog,
                                              const TransformerConfig& model, const ParallelPlan& plan,
-                                             const Placement& placement, const Timetable& timetable) {
+                                             const Placement& placement, const Timetable& timetable,
+                                             GpuProfiles& profiles) {
   const std::vector<int> in_flight = peak_activations(
       timetable, timetable.split_backward ? ActivationRelease::kAtWeight : ActivationRelease::kAtBackward);
   const double segments = timetable.sequence_splits;
@@ -377,9 +406,10 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
     return c.forward_s + c.fused_backward_s();
   };
   std::vector<PartitionStage> stages;
-  // Costs depend on the GPU type, the worker's links and whether the stage holds the embedding /
-  // LM head.
-  std::map<std::tuple<std::string, std::array<double, 6>, bool, bool>, std::pair<ChunkCost, ChunkCost>>
+  // Costs depend on the GPU type, its measured profile, the worker's links and whether the stage
+  // holds the embedding / LM head: the layers are weighed as the replay will cost them.
+  std::map<std::tuple<std::string, const calibration::Profile*, std::array<double, 6>, bool, bool>,
+           std::pair<ChunkCost, ChunkCost>>
       cache;
   for (int rank = 0; rank < plan.pp; ++rank) {
     const bool first = rank == 0;
@@ -393,13 +423,16 @@ std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCa
       const std::string& type = cluster.gpu(gpus.front()).gpu_type;
       if (types.find(type) == std::string::npos) types += (types.empty() ? "" : ", ") + type;
       const WorkerLinks links = worker_links(cluster, plan, placement, worker);
-      auto [it, inserted] = cache.try_emplace({type, links.figures(), first, last});
+      const calibration::Profile* profile = profiles.of(gpus.front());
+      auto [it, inserted] = cache.try_emplace({type, profile, links.figures(), first, last});
       if (inserted) {
         const GpuSpec& spec = catalog.at(type);
         // One layer as most of the model's are: past DeepSeek's dense first layers (0 for others).
         const int typical = model.first_layer_past_dense(1);
-        it->second = {cost_chunk(model, plan, spec, ChunkSpan{typical, 1, false, false}, links.tp, links.ep, links.cp),
-                      cost_chunk(model, plan, spec, ChunkSpan{typical, 1, first, last}, links.tp, links.ep, links.cp)};
+        const auto cost = [&](const ChunkSpan& span) {
+          return cost_chunk(model, plan, spec, span, links.tp, profile, nullptr, links.ep, links.cp);
+        };
+        it->second = {cost(ChunkSpan{typical, 1, false, false}), cost(ChunkSpan{typical, 1, first, last})};
       }
       const ChunkCost& layer = it->second.first;
       const ChunkCost& with_ends = it->second.second;
@@ -624,8 +657,9 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     throw PlanError(
         "--layers-per-stage, --balance-layers and --decoder-first/last-pipeline-num-layers each "
         "choose the layer split; give only one of them");
+  GpuProfiles profiles(cluster, options.profile_path);
   if (options.balance_layers)
-    result.layers_per_stage = balanced_layers(cluster, catalog, model, plan, placement, timetable);
+    result.layers_per_stage = balanced_layers(cluster, catalog, model, plan, placement, timetable, profiles);
   else if (!options.layers_per_stage.empty())
     result.layers_per_stage =
         checked_layers_per_stage(model, slices, slices_detail, options.layers_per_stage);
@@ -640,17 +674,13 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
     next_layer += result.layers_per_stage[s];
   }
 
-  // Measured profiles: a node group's own, else --profile, else none (roofline only).
-  std::map<std::string, calibration::Profile> profiles;
-  const auto profile_for = [&](GpuId gpu) -> const calibration::Profile* {
-    const std::string& path = cluster.gpu(gpu).profile.empty() ? options.profile_path : cluster.gpu(gpu).profile;
-    if (path.empty()) return nullptr;
-    auto it = profiles.find(path);
-    if (it == profiles.end()) {
-      it = profiles.emplace(path, calibration::Profile::load(path)).first;
+  // The profiles used, in the order the workers first use them.
+  const auto profile_for = [&](GpuId gpu) {
+    const calibration::Profile* profile = profiles.of(gpu);
+    const std::string& path = profiles.path_of(gpu);
+    if (profile && std::find(result.profiles.begin(), result.profiles.end(), path) == result.profiles.end())
       result.profiles.push_back(path);
-    }
-    return &it->second;
+    return profile;
   };
 
   // Cost every chunk on its own GPU type and links; a cache keyed by (GPU type, profile, links,

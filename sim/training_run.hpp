@@ -63,13 +63,14 @@ struct RunOptions {
   // layers. Empty: the even split, or the first/last options above.
   std::vector<int> layers_per_stage;
   // --balance-layers: choose layers_per_stage with the heterogeneous partitioner
-  // (schedules/partitioner.hpp) from each stage's own GPU type: time per layer = F + B + W
-  // (+ recompute) of a one-layer chunk, the embedding and LM head on top on the first and last
-  // stage; memory = static memory + one layer's activations x the microbatches the timetable
-  // keeps in flight on that rank (peak_activations: released at B, or at W when the timetable
-  // splits the backward; p - rank for 1F1B), within the GPU's memory. Where a rank's replicas
-  // sit on different GPU types the slowest time and smallest memory count. One chunk per rank
-  // and timetables without paths only (not interleaved, V-shaped or DualPipe placements).
+  // (schedules/partitioner.hpp) from each stage's own GPU type, measured profile and links, as
+  // the replay costs its ops: time per layer = F + B + W (+ recompute) of a one-layer chunk, the
+  // embedding and LM head on top on the first and last stage; memory = static memory + one
+  // layer's activations x the microbatches the timetable keeps in flight on that rank
+  // (peak_activations: released at B, or at W when the timetable splits the backward; p - rank
+  // for 1F1B), within the GPU's memory. Where a rank's replicas differ (GPU type, profile,
+  // NVLink) the slowest time and smallest memory count. One chunk per rank and timetables
+  // without paths only (not interleaved, V-shaped or DualPipe placements).
   bool balance_layers = false;
 };
 

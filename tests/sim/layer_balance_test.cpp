@@ -143,3 +143,33 @@ TEST_CASE("--balance-layers names the stage whose memory cannot hold the split")
         "per layer in 80.00 GiB); stage 2 (h100-sxm) holds 8 (0.00 GiB + 9.05 GiB per layer in 79.65 "
         "GiB); stage 3 (h100-sxm) holds 9 (4.90 GiB + 7.87 GiB per layer in 79.65 GiB)");
 }
+
+TEST_CASE("--balance-layers weighs a stage by the measured profile its ops will be costed from") {
+  // tp 8 x pp 2 on two A100 nodes, the first with the shipped A100 profile: its memory-bound ops
+  // and tensor-parallel all-reduces are measured, and Llama-3-8B's layers run about 4% slower on
+  // it than on the roofline. Weighed on the roofline alone, the split puts 17 layers on stage 0
+  // (the LM head makes stage 1 the heavier per layer); weighed as the replay costs it, stage 0
+  // takes fewer, and the iteration is shorter than with the roofline's split.
+  test::TestNodeGroup profiled;
+  profiled.gpu = "a100-80gb";
+  profiled.profile = "models/profiles/a100-80gb.json";
+  test::TestNodeGroup plain = profiled;
+  plain.profile.clear();
+  const Cluster cluster = test::one_site_cluster("a100_profiled_then_plain", {profiled, plain});
+  RunOptions o = pp4();
+  o.plan.pp = 2;
+  o.balance_layers = true;
+  const RunResult balanced = simulate_training(cluster, shipped_catalog(), llama8b(), o);
+  const RunResult roofline_split =
+      simulate_training(test::one_group_cluster("a100_plain", "a100-80gb", 2, 8, 370, 400),
+                        shipped_catalog(), llama8b(), o);
+  REQUIRE(balanced.layers_per_stage.size() == 2);
+  REQUIRE(roofline_split.layers_per_stage.size() == 2);
+  CHECK(balanced.layers_per_stage[0] < roofline_split.layers_per_stage[0]);
+
+  RunOptions given = pp4();
+  given.plan.pp = 2;
+  given.layers_per_stage = roofline_split.layers_per_stage;
+  const RunResult unbalanced = simulate_training(cluster, shipped_catalog(), llama8b(), given);
+  CHECK(balanced.iteration_time_s < unbalanced.iteration_time_s);
+}

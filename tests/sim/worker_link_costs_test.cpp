@@ -4,13 +4,11 @@
 // lists its node groups in, both in the replay and in --balance-layers' partitioner.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "models/gpu_catalog.hpp"
 #include "sim/training_run.hpp"
-#include "topologies/cluster_loader.hpp"
 #include "tests/sim/shipped_inputs.hpp"
 
 using namespace hetsim;
@@ -21,23 +19,16 @@ using test::shipped_catalog;
 constexpr double kFastNvlinkGBps = 370;
 constexpr double kSlowNvlinkGBps = 40;
 
-// One site of 8-GPU H100 nodes, one node group per entry of `nvlink_GBps` in that order, each of
-// one node with that NVLink bandwidth: written to /tmp/hetsim_sim_test_<name>.json and loaded.
+// One site of 8-GPU H100 nodes, one node per entry of `nvlink_GBps`, with that NVLink bandwidth.
 Cluster nodes_with_nvlink(const std::string& name, const std::vector<double>& nvlink_GBps) {
-  const std::string path = "/tmp/hetsim_sim_test_" + name + ".json";
-  {
-    std::ofstream file(path);
-    file << R"({"name": ")" << name << R"(", "sites": [{"name": "lab",
-      "fabric": {"latency_us": 0.0, "source": "test: the NIC latency includes the switch"},
-      "node_groups": [)";
-    for (std::size_t n = 0; n < nvlink_GBps.size(); ++n)
-      file << (n ? ", " : "") << R"({"name": "node)" << n << R"(", "count": 1, "gpu": "h100-sxm",
-        "gpus_per_node": 8,
-        "intra_node": {"bandwidth_GBps": )" << nvlink_GBps[n] << R"(, "latency_us": 8.0, "source": "test"},
-        "nic": {"bandwidth_Gbps": 400, "latency_us": 24.0, "source": "test"}})";
-    file << "]}]}";
+  std::vector<test::TestNodeGroup> groups;
+  for (double bandwidth : nvlink_GBps) {
+    test::TestNodeGroup node;
+    node.gpu = "h100-sxm";
+    node.nvlink_GBps = bandwidth;
+    groups.push_back(node);
   }
-  return load_cluster(path, shipped_catalog().keys());
+  return test::one_site_cluster(name, groups);
 }
 
 RunOptions tp8(int pp, int gbs) {
