@@ -25,6 +25,7 @@
 #include "sim/cluster_links.hpp"
 #include "sim/collectives/alpha_beta.hpp"
 #include "sim/data_parallel_sync.hpp"
+#include "sim/gpu_profiles.hpp"
 #include "sim/optimizer_sync.hpp"
 #include "sim/pipeline_replay.hpp"
 #include "sim/rank_pair_syncs.hpp"
@@ -95,31 +96,6 @@ std::vector<int> checked_layers_per_stage(const TransformerConfig& model, int sl
                                 fmt::join(given, ","), sum, model.num_layers));
   return given;
 }
-
-// The measured profile each GPU's ops are costed from, each file loaded once: its node group's
-// own, else --profile, else none (roofline only).
-class GpuProfiles {
- public:
-  GpuProfiles(const Cluster& cluster, const std::string& default_path)
-      : cluster_(cluster), default_path_(default_path) {}
-  // Empty: none.
-  const std::string& path_of(GpuId gpu) const {
-    const std::string& own = cluster_.gpu(gpu).profile;
-    return own.empty() ? default_path_ : own;
-  }
-  const calibration::Profile* of(GpuId gpu) {
-    const std::string& path = path_of(gpu);
-    if (path.empty()) return nullptr;
-    auto it = loaded_.find(path);
-    if (it == loaded_.end()) it = loaded_.emplace(path, calibration::Profile::load(path)).first;
-    return &it->second;
-  }
-
- private:
-  const Cluster& cluster_;
-  std::string default_path_;
-  std::map<std::string, calibration::Profile> loaded_;
-};
 
 // The partitioner's view of each pipeline rank (see RunOptions::balance_layers).
 std::vector<PartitionStage> partition_stages(const Cluster& cluster, const GpuCatalog& catalog,

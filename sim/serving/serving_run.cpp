@@ -9,8 +9,8 @@
 #include <random>
 
 #include "base/error.hpp"
-#include "models/calibration/profile.hpp"
 #include "sim/engine.hpp"
+#include "sim/gpu_profiles.hpp"
 #include "sim/ring_collective.hpp"
 #include "sim/serving/route_transfers.hpp"
 
@@ -390,7 +390,7 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
   kv_limits.max_batched_tokens = result.max_batched_tokens;
   kv_limits.max_num_seqs = options.max_num_seqs;
 
-  std::map<std::string, calibration::Profile> profiles;
+  GpuProfiles profiles(cluster, "");  // each node group's own profile, if it has one
   std::vector<Replica> reps(replicas);
   result.replicas.resize(replicas);
   for (int r = 0; r < replicas; ++r) {
@@ -408,12 +408,7 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
       }
       StageHardware& hw = stages[s];
       hw.gpu = &catalog.at(cluster.gpu(first).gpu_type);
-      const std::string& profile = cluster.gpu(first).profile;
-      if (!profile.empty()) {
-        auto it = profiles.find(profile);
-        if (it == profiles.end()) it = profiles.emplace(profile, calibration::Profile::load(profile)).first;
-        hw.profile = &it->second;
-      }
+      hw.profile = profiles.of(first);
       hw.tp_links = tensor_parallel_links(cluster, tp_group);
       if (s + 1 < options.pp) {
         const GpuId next = first + options.tp;
