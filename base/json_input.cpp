@@ -93,9 +93,11 @@ nlohmann::json read_json_file(const std::string& path) {
   std::vector<Frame> frames;
   const auto pointer = [&](std::size_t levels) {
     std::string out;
-    for (std::size_t i = 0; i < levels; ++i)
-      out += "/" + (frames[i].object ? escape_pointer_token(frames[i].keys.back())
-                                     : std::to_string(frames[i].elements));
+    for (std::size_t i = 0; i < levels; ++i) {
+      out += '/';
+      out += frames[i].object ? escape_pointer_token(frames[i].keys.back())
+                              : std::to_string(frames[i].elements);
+    }
     return out;
   };
   const auto element_done = [&] {
