@@ -11,35 +11,64 @@
 
 namespace hetsim {
 
-RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings,
-                               double wan_compression) {
+namespace {
+
+// The bottleneck of concurrent routes: `for_each_pair(visit)` calls visit(from, to) once per
+// route. The slowest route's latency, and every link the routes cross, sorted: a link's crossing
+// count is then the length of its run (a ring of 16,384 GPUs crosses tens of thousands of links:
+// no tree of counters), and the bottleneck is the smallest share of any run's link.
+template <class ForEachPair>
+RingBottleneck routes_bottleneck(const Cluster& cluster, ForEachPair for_each_pair,
+                                 double wan_compression) {
   RingBottleneck result;
-  if (rings.empty() || rings.front().size() < 2) return result;
-  result.ranks = static_cast<int>(rings.front().size());
-  // The slowest hop's latency, and every link the hops cross, sorted: a link's hop count is then
-  // the length of its run (a ring of 16,384 GPUs crosses tens of thousands of links: no tree of
-  // counters), and the bottleneck is the smallest share of any run's link.
   const auto& links = cluster.links();
   std::vector<LinkId> crossings;
-  for (const auto& ring : rings)
-    for (std::size_t i = 0; i < ring.size(); ++i) {
-      const std::span<const LinkId> route = cluster.route(ring[i], ring[(i + 1) % ring.size()]);
-      double latency = 0;
-      for (LinkId link : route) latency += links[link].latency_s;
-      result.latency_s = std::max(result.latency_s, latency);
-      crossings.insert(crossings.end(), route.begin(), route.end());
-    }
+  for_each_pair([&](GpuId from, GpuId to) {
+    const std::span<const LinkId> route = cluster.route(from, to);
+    double latency = 0;
+    for (LinkId link : route) latency += links[link].latency_s;
+    result.latency_s = std::max(result.latency_s, latency);
+    crossings.insert(crossings.end(), route.begin(), route.end());
+  });
   std::sort(crossings.begin(), crossings.end());
   result.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
   for (auto run = crossings.begin(); run != crossings.end();) {
     const LinkId link = *run;
     const auto run_end = std::upper_bound(run, crossings.end(), link);
-    const double hops = static_cast<double>(run_end - run);
+    const double crossed = static_cast<double>(run_end - run);
     const double speedup = links[link].link_class == LinkClass::kWan ? wan_compression : 1.0;
     result.bandwidth_bytes_per_s =
-        std::min(result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s * speedup / hops);
+        std::min(result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s * speedup / crossed);
     run = run_end;
   }
+  return result;
+}
+
+}  // namespace
+
+RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings,
+                               double wan_compression) {
+  if (rings.empty() || rings.front().size() < 2) return {};
+  RingBottleneck result = routes_bottleneck(
+      cluster,
+      [&](const auto& visit) {
+        for (const auto& ring : rings)
+          for (std::size_t i = 0; i < ring.size(); ++i) visit(ring[i], ring[(i + 1) % ring.size()]);
+      },
+      wan_compression);
+  result.ranks = static_cast<int>(rings.front().size());
+  return result;
+}
+
+RingBottleneck pairs_bottleneck(const Cluster& cluster,
+                                const std::vector<std::pair<GpuId, GpuId>>& pairs) {
+  RingBottleneck result = routes_bottleneck(
+      cluster,
+      [&](const auto& visit) {
+        for (const auto& [from, to] : pairs) visit(from, to);
+      },
+      1.0);
+  result.ranks = static_cast<int>(pairs.size());
   return result;
 }
 

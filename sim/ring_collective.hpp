@@ -4,6 +4,7 @@
 // all-gather half of each term, where B is the smallest bandwidth share any ring hop gets and L the
 // largest hop latency. Several rings that run at the same time (the tensor-parallel ranks of one
 // pipeline stage reduce their gradients together) share the links their hops cross equally.
+#include <utility>
 #include <vector>
 
 #include "models/chunk_cost.hpp"
@@ -22,6 +23,12 @@ struct RingBottleneck {
 // compressed by `wan_compression` (>= 1), which makes those links that much faster for the ring.
 RingBottleneck ring_bottleneck(const Cluster& cluster, const std::vector<std::vector<GpuId>>& rings,
                                double wan_compression = 1);
+
+// Equal messages sent at once, each from a pair's first GPU to its second: the slowest route's
+// latency and the smallest share of a link any of them gets (the link's bandwidth over the
+// routes crossing it). `ranks` is the number of pairs.
+RingBottleneck pairs_bottleneck(const Cluster& cluster,
+                                const std::vector<std::pair<GpuId, GpuId>>& pairs);
 
 // The links a tensor-parallel group's collectives run on: the bottleneck of the ring through
 // `gpus` in order, NVLink inside a node, the NICs and the fabric for a group that spans nodes.

@@ -205,10 +205,17 @@ double ReplicaCost::stage_seconds(int stage, const IterationWork& w) const {
 
 double ReplicaCost::transfer_seconds(int stage, const IterationWork& w) const {
   if (stage >= pp() - 1 || w.tokens() <= 0) return 0;
-  // vLLM's pipeline stages hand over two [tokens, h] tensors: hidden states and residual.
-  const double bytes = 2.0 * static_cast<double>(w.tokens()) * model_->hidden_size * element_bytes_;
+  const long elements = w.tokens() * model_->hidden_size;
+  const double tensor_bytes = static_cast<double>(elements) * element_bytes_;
+  const bool sliced = tp_ > 1 && elements % tp_ == 0;
   const StageHardware& hw = stages_[stage];
-  return hw.next_latency_s + bytes / hw.next_bandwidth_bytes_per_s;
+  const StageHardware& next = stages_[stage + 1];
+  const double sent_bytes = sliced ? tensor_bytes / tp_ : tensor_bytes;  // by each TP rank
+  double one_tensor = hw.next_latency_s + sent_bytes / hw.next_bandwidth_bytes_per_s;
+  if (sliced)
+    one_tensor += tp_collective_cost(TpCollective::kAllGather, tensor_bytes, tp_, next.tp_links,
+                                     next.profile).seconds;
+  return 2 * one_tensor;  // hidden states, then residual
 }
 
 double ReplicaCost::iteration_seconds(const IterationWork& w) const {

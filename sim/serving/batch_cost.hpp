@@ -11,7 +11,8 @@
 //    KV cache, so it reads 2 * keys * kv_heads * head_dim elements for a few FLOPs per byte:
 //    memory-bound on every GPU in the catalog.
 // Each stage's layers run one after another; an iteration's micro-batch goes through the stages
-// in turn, each handing its hidden states and residual to the next over the cluster route.
+// in turn, each handing its hidden states and residual to the next over the cluster routes as
+// vLLM does (transfer_seconds).
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -43,8 +44,10 @@ struct IterationWork {
 };
 
 // One pipeline stage of a replica: the GPU type of its tensor-parallel group, that type's
-// measured profile (null: roofline only), the links of its TP collectives and the route to the
-// next stage (unused on the last).
+// measured profile (null: roofline only), the links of its TP collectives and the routes to the
+// next stage (unused on the last): each TP rank's to the same rank of the next stage, taken
+// together as all of them carry a message at once (the slowest route's latency, and the share
+// of the busiest link they cross that each message gets).
 struct StageHardware {
   const GpuSpec* gpu = nullptr;
   const calibration::Profile* profile = nullptr;
@@ -78,7 +81,12 @@ class ReplicaCost {
   // Seconds of `work` on one GPU of `stage` (all of its layers, the embedding on the first stage,
   // final norm and LM head on the last), TP collectives included.
   double stage_seconds(int stage, const IterationWork& work) const;
-  // Seconds to hand `work`'s hidden states from `stage` to the next one.
+  // Seconds to hand `work`'s hidden states from `stage` to the next one. vLLM's stages hand over
+  // two [tokens, h] tensors, hidden states and residual, one after the other (send_tensor_dict
+  // with the TP group as all_gather_group, vllm/distributed/parallel_state.py): when a tensor's
+  // elements divide by tp, each TP rank sends its 1/tp slice to the same rank of the next stage,
+  // all at once, and the next stage all-gathers the slices over its TP links; otherwise every
+  // rank sends the whole tensor. Each send pays its route's latency.
   double transfer_seconds(int stage, const IterationWork& work) const;
   // Every stage and every hand-over, in order: the iteration's latency on an idle replica.
   double iteration_seconds(const IterationWork& work) const;

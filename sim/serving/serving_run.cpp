@@ -411,9 +411,14 @@ ServingResult simulate_serving(const Cluster& cluster, const GpuCatalog& catalog
       hw.profile = profiles.of(first);
       hw.tp_links = tensor_parallel_links(cluster, tp_group);
       if (s + 1 < options.pp) {
-        const GpuId next = first + options.tp;
-        hw.next_latency_s = cluster.route_latency_s(first, next);
-        hw.next_bandwidth_bytes_per_s = cluster.route_bottleneck_bandwidth_bytes_per_s(first, next);
+        // Each TP rank sends to the same TP rank of the next stage, all at once (batch_cost.hpp).
+        std::vector<std::pair<GpuId, GpuId>> pairs;
+        for (int g = 0; g < options.tp; ++g)
+          pairs.emplace_back(replica_gpu(r, s, g, options.tp, options.pp),
+                             replica_gpu(r, s + 1, g, options.tp, options.pp));
+        const RingBottleneck hand_over = pairs_bottleneck(cluster, pairs);
+        hw.next_latency_s = hand_over.latency_s;
+        hw.next_bandwidth_bytes_per_s = hand_over.bandwidth_bytes_per_s;
       }
       stats.stage_gpu_types.push_back(hw.gpu->key);
     }

@@ -104,15 +104,15 @@ TEST_CASE("an iteration is every layer's ops, the embedding and the LM head; sta
   const double expected = 32 * layer + one.embedding_seconds(0, 302) + one.lm_head_seconds(0, 302, 3);
   CHECK(one.iteration_seconds(w) == doctest::Approx(expected).epsilon(1e-12));
   CHECK(one.transfer_seconds(0, w) == 0.0);
-  // Two stages of 16 layers on the same GPU type, handing over 2 x 302 x 4096 x 2 bytes
-  // (hidden states and residual) over a 25 GB/s, 5 us route.
+  // Two stages of 16 layers on the same GPU type, handing over 302 x 4096 x 2 bytes of hidden
+  // states, then as many of residual, each over a 25 GB/s, 5 us route.
   StageHardware first = stage_on("a100-80gb");
   first.next_latency_s = 5e-6;
   first.next_bandwidth_bytes_per_s = 25e9;
   const ReplicaCost two(model, Dtype::kBf16, 1, {first, stage_on("a100-80gb")});
   CHECK(two.stage_layers(0) == 16);
   CHECK(two.stage_layers(1) == 16);
-  const double hand_over = 5e-6 + 2.0 * 302 * 4096 * 2 / 25e9;
+  const double hand_over = 2 * (5e-6 + 302.0 * 4096 * 2 / 25e9);
   CHECK(two.transfer_seconds(0, w) == doctest::Approx(hand_over).epsilon(1e-12));
   CHECK(two.iteration_seconds(w) == doctest::Approx(expected + hand_over).epsilon(1e-12));
   // An odd split gives the extra layer to the first stage.
