@@ -35,10 +35,10 @@ RingBottleneck routes_bottleneck(const Cluster& cluster, ForEachPair for_each_pa
   for (auto run = crossings.begin(); run != crossings.end();) {
     const LinkId link = *run;
     const auto run_end = std::upper_bound(run, crossings.end(), link);
-    const double crossed = static_cast<double>(run_end - run);
+    const double uses = static_cast<double>(run_end - run);
     const double speedup = links[link].link_class == LinkClass::kWan ? wan_compression : 1.0;
     result.bandwidth_bytes_per_s =
-        std::min(result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s * speedup / crossed);
+        std::min(result.bandwidth_bytes_per_s, links[link].bandwidth_bytes_per_s * speedup / uses);
     run = run_end;
   }
   return result;

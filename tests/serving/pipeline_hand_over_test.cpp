@@ -1,5 +1,6 @@
 // A serving replica's pipeline stage hands its hidden states and residual to the next as vLLM
-// does (send_tensor_dict with the TP group as all_gather_group, vllm/distributed/parallel_state.py):
+// does (send_tensor_dict with the TP group as all_gather_group,
+// vllm/distributed/parallel_state.py):
 // each TP rank sends its 1/tp slice to the same rank of the next stage, all at once, and the next
 // stage all-gathers the slices. The slices share whatever links their routes have in common.
 #include <doctest/doctest.h>
@@ -26,7 +27,7 @@ double all_gather_s(double bytes, int n, double bandwidth, double latency) {
 
 }  // namespace
 
-TEST_CASE("tp 8 x pp 2 on two DGX A100 nodes: eighths cross the eight NICs at once, then NVLink gathers them") {
+TEST_CASE("tp 8 x pp 2 on two DGX A100 nodes: eighths cross eight NICs at once, NVLink gathers") {
   const Cluster cluster = hetsim::test::shipped_cluster("dgx-a100-2node.json");
   const TransformerConfig model = hetsim::test::shipped_model("llama-3-8b.json");
   ServingOptions options;
@@ -48,7 +49,8 @@ TEST_CASE("tp 8 x pp 2 on two DGX A100 nodes: eighths cross the eight NICs at on
   const ReplicaCost cost(model, Dtype::kBf16, 8, {stage, stage});
   IterationWork prefill;
   prefill.add_prefill(prompt, 0, true);
-  const double expected = cost.stage_seconds(0, prefill) + hand_over + cost.stage_seconds(1, prefill);
+  const double expected =
+      cost.stage_seconds(0, prefill) + hand_over + cost.stage_seconds(1, prefill);
   // Both tensors whole through GPU 0's NIC, as a single route would carry them.
   const double through_one_nic = latency + 2 * tensor / nic;
   std::printf("hand-over of %ld tokens: %.1f us in slices, %.1f us whole through one NIC\n", prompt,
@@ -83,7 +85,7 @@ TEST_CASE("slices over one shared machine-to-machine link take as long as the wh
   CHECK(cost.transfer_seconds(0, w) == doctest::Approx(2 * one_tensor).epsilon(1e-12));
 }
 
-TEST_CASE("a tensor whose elements do not divide by tp is sent whole by every rank, with no gather") {
+TEST_CASE("a tensor whose elements do not divide by tp is sent whole by every rank, no gather") {
   // Llama-3-8B widened to 4,098 hidden units (heads of 128 kept): one token's 4,098 elements do
   // not split in four.
   TransformerConfig model = hetsim::test::shipped_model("llama-3-8b.json");
