@@ -376,7 +376,7 @@ ChunkCost cost_chunk(const TransformerConfig& model, const ParallelPlan& plan, c
     // Megatron keeps a copy of the word embeddings on the last stage (gradients all-reduced).
     const bool holds_output_weights = !model.tied_embeddings || !span.has_embedding;
     if (holds_output_weights) {
-      c.params += static_cast<double>(model.vocab_size) * model.hidden_size / t;
+      c.params += static_cast<double>(model.output_width()) * model.hidden_size / t;
     }
     c.params += model.final_norm_params();
     if (model.mtp_depth > 0) add_multi_token_prediction(model, plan, gpu, span, tp, profile, sources,

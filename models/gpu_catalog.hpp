@@ -54,6 +54,11 @@ struct GpuSpec {
   double usd_per_hour = 0;                           // list price of one GPU-hour
   RooflineEfficiency efficiency;                     // roofline efficiency curves
   double peak(Dtype d) const { return peak_flops[static_cast<int>(d)]; }
+  // The dtype a matmul asked for in `d` runs in here: TF32 falls back to plain fp32 on a GPU
+  // without TF32 tensor cores (V100, Turing), as cuBLAS does when PyTorch allows TF32 there.
+  Dtype matmul_dtype(Dtype d) const {
+    return d == Dtype::kTf32 && !(peak(Dtype::kTf32) > 0) ? Dtype::kFp32 : d;
+  }
 };
 
 class GpuCatalog {

@@ -54,6 +54,7 @@ namespace {
 // Shapes of one microbatch on one GPU of the tensor-parallel group.
 struct Shape {
   double b, s, h, a, kv, d, f, v, t;
+  double out;  // the output head's width: the vocabulary, or a classifier's labels
   double dk, dv;     // query/key and value head widths: d, or MLA's qk_nope + qk_rope and v
   double keys;       // keys each query attends to: the whole sequence, or the sliding window
   double cp;         // context-parallel size: s above is this GPU's seq_length / cp tokens
@@ -78,6 +79,7 @@ Shape shape_of(const TransformerConfig& m, const ParallelPlan& p) {
   x.dv = m.value_head_dim();
   x.f = m.ffn_hidden_size;
   x.v = m.vocab_size;
+  x.out = m.output_width();
   x.t = p.tp;
   // Context parallelism: the local queries attend to keys of the whole sequence.
   x.keys = m.attended_keys(p.seq_length);
@@ -403,7 +405,7 @@ std::vector<LayerOp> lm_head_ops(const TransformerConfig& model, const ParallelP
   const Shape x = shape_of(model, plan);
   std::vector<LayerOp> ops;
   ops.push_back(norm_op("final_norm", model.norm, x.seq_tokens * x.h, x.e));
-  ops.push_back(linear_op("lm_head", x.tokens, x.h, x.v / x.t, x.ge));
+  ops.push_back(linear_op("lm_head", x.tokens, x.h, x.out / x.t, x.ge));
   // Megatron's vocabulary-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py),
   // pass by pass over the GPU's [b*s, v/t] logits: cast to fp32 (read e, write 4; no pass when
   // the logits are fp32), max (read 4), subtract the max in place (read 4, write 4), exp in place
@@ -411,7 +413,7 @@ std::vector<LayerOp> lm_head_ops(const TransformerConfig& model, const ParallelP
   // write 4): 32 B per logit plus the cast. Backward: the softmax less one at the target, scaled
   // by the loss gradient in place (read 4, write 4), cast back to the logits' dtype (read 4,
   // write e).
-  const double logits = x.tokens * x.v / x.t;
+  const double logits = x.tokens * x.out / x.t;
   const bool cast = x.e != 4.0;
   const double forward_per_logit = 32.0 + (cast ? x.e + 4.0 : 0.0);
   const double backward_per_logit = 8.0 + (cast ? 4.0 + x.e : 0.0);
@@ -457,7 +459,7 @@ double lm_head_activation_bytes(const TransformerConfig& model, const ParallelPl
   const Shape x = shape_of(model, plan);
   const double norm_input = x.e * x.seq_tokens * x.h;
   const double head_input = x.e * x.seq_tokens * x.h;
-  const double logits = 4.0 * x.tokens * x.v / x.t;
+  const double logits = 4.0 * x.tokens * x.out / x.t;
   return norm_input + head_input + logits;
 }
 

@@ -34,8 +34,9 @@ struct ParallelPlan {
   // replicated output over its own NIC and the receiver all-gathers it over NVLink.
   bool scatter_gather_p2p = false;
   bool flash_attention = false;  // no s^2 score/softmax tensors kept (FlashAttention)
-  // --bf16 / --fp16: the dtype of weights, activations and every GEMM (the linear layers' GEMMs
-  // in FP8 when `fp8` is set). Only bf16 and fp16 are training dtypes here.
+  // --bf16 / --fp16 / --fp32: the dtype of weights, activations and every GEMM (the linear
+  // layers' GEMMs in FP8 when `fp8` is set). kTf32 is fp32 training whose matmuls run in TF32
+  // (--fp32, PyTorch's allow_tf32), kFp32 the same with plain fp32 matmuls (--fp32 --no-tf32).
   Dtype dtype = Dtype::kBf16;
   Fp8Format fp8 = Fp8Format::kNone;  // --fp8-format
   // --accumulate-allreduce-grads-in-fp32: keep fp32 main grads and reduce them in fp32. Megatron

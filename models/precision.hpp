@@ -9,7 +9,8 @@
 
 namespace hetsim {
 
-// "bf16", "fp16", "fp8-e4m3" or "fp8-hybrid".
+// "bf16", "fp16", "fp32", "fp32-tf32" (fp32 training with TF32 matmuls), "fp8-e4m3" or
+// "fp8-hybrid".
 std::string precision_name(const ParallelPlan& plan);
 
 // The dtype the linear layers' GEMMs run in: fp8 under --fp8-format, else the plan's dtype.

@@ -13,7 +13,7 @@ double curve_seconds(const EfficiencyCurve& curve, double work, double rate) {
 
 namespace {
 double gemm_peak(const GpuSpec& gpu, Dtype dtype) {
-  const double peak = gpu.peak(dtype);
+  const double peak = gpu.peak(gpu.matmul_dtype(dtype));
   if (!(peak > 0))
     throw Error("GPU type " + gpu.key + " has no " + to_string(dtype) + " peak in the GPU catalog");
   return peak;

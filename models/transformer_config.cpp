@@ -67,6 +67,7 @@ bool known_key(const std::string& key) {
       "n_ctx", "use_cache", "output_router_logits", "pretraining_tp", "scale_attn_weights",
       "summary_type", "summary_use_proj", "summary_activation", "summary_proj_to_labels",
       "summary_first_dropout", "task_specific_params", "classifier_dropout", "use_sliding_window",
+      "label2id", "problem_type",
       "max_window_layers", "attention_dropout", "hidden_dropout", "auto_map",
       // DeepSeek-V2/V3: the routing's scoring function, top-k method, scaling and normalization
       // of the chosen weights and its auxiliary-loss weights change no FLOP or byte hetsim counts
@@ -84,7 +85,7 @@ bool known_key(const std::string& key) {
       "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step",
       "mlp_only_layers", "n_routed_experts", "n_shared_experts", "first_k_dense_replace",
       "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-      "v_head_dim", "num_nextn_predict_layers"};
+      "v_head_dim", "num_nextn_predict_layers", "id2label", "num_labels"};
   for (const char* k : kKnown)
     if (key == k) return true;
   return false;
@@ -384,7 +385,7 @@ double TransformerConfig::embedding_params() const {
 }
 
 double TransformerConfig::lm_head_params() const {
-  return tied_embeddings ? 0.0 : static_cast<double>(vocab_size) * hidden_size;
+  return tied_embeddings ? 0.0 : static_cast<double>(output_width()) * hidden_size;
 }
 
 double TransformerConfig::final_norm_params() const {
@@ -395,6 +396,29 @@ double TransformerConfig::total_params() const {
   return first_dense_layers * dense_layer_model().layer_params() +
          (num_layers - first_dense_layers) * layer_params() + embedding_params() +
          lm_head_params() + final_norm_params() + mtp_depth * mtp_module_params();
+}
+
+// transformers' ...ForSequenceClassification models replace the LM head with a score layer of
+// num_labels outputs: len(id2label) as PretrainedConfig counts them, or "num_labels", else its
+// default of 2. Such a head is never tied to the input embedding.
+void read_classification_head(const JsonInput& root, TransformerConfig& c) {
+  bool classifier = false;
+  if (root.has("architectures") && root.value().at("architectures").is_array()) {
+    const std::string suffix = "ForSequenceClassification";
+    for (const nlohmann::json& name : root.value().at("architectures"))
+      if (name.is_string() && name.get<std::string>().size() >= suffix.size() &&
+          name.get<std::string>().compare(name.get<std::string>().size() - suffix.size(), suffix.size(), suffix) == 0)
+        classifier = true;
+  }
+  if (!classifier) return;
+  if (root.has("id2label")) {
+    const JsonInput labels = root.at("id2label");
+    if (!labels.value().is_object() || labels.value().empty()) labels.fail("an object of one entry per label");
+    c.num_labels = static_cast<int>(labels.value().size());
+  } else {
+    c.num_labels = root.has("num_labels") ? read_positive_int(root, "num_labels", kMaxRows) : 2;
+  }
+  c.tied_embeddings = false;
 }
 
 TransformerConfig load_transformer_config(const std::string& path) {
@@ -417,6 +441,7 @@ TransformerConfig load_transformer_config(const std::string& path) {
     throw InputError(path, "/hidden_size", "nothing (missing)",
                      "\"hidden_size\" (Llama/Mistral/Qwen2/GPT-NeoX) or \"n_embd\" (GPT-2)");
   }
+  read_classification_head(root, c);
   c.ignored_fields = ignored_fields_of(doc);
   // MLA's heads have their own widths; the others split the hidden size unless head_dim is given.
   if (!c.is_mla() && c.head_size == 0 && c.hidden_size % c.num_heads != 0) {

@@ -32,6 +32,11 @@ struct TransformerConfig {
   int num_kv_heads = 0;       // == num_heads without grouped-query attention
   int ffn_hidden_size = 0;     // the dense MLP's (unused when every layer is MoE)
   int vocab_size = 0;
+  // A sequence-classification head (architectures "...ForSequenceClassification", transformers'
+  // score = Linear(h, num_labels, bias=False) over every token, pooled at one) in place of the LM
+  // head: its width; 0: an LM head over the vocabulary.
+  int num_labels = 0;
+  int output_width() const { return num_labels > 0 ? num_labels : vocab_size; }
   // Mixture of Experts: every layer's MLP is replaced by a router, num_experts expert MLPs of
   // which each token uses experts_per_token, and optionally one shared expert every token uses.
   int num_experts = 0;                    // 0: a dense model

@@ -21,7 +21,8 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
       handler_id_(engine.add_handler(*this)),
       listener_(listener),
       options_(options),
-      links_(links.size()), latency_s_(links.size()), fill_(links.size()),
+      links_(links.size()), latency_s_(links.size()), round_trip_s_(links.size()),
+      fill_(links.size()),
       next_step_(links.size()), link_mark_(links.size()) {
   for (std::size_t l = 0; l < links.size(); ++l) {
     if (!(links[l].bandwidth_bytes_per_s > 0))
@@ -31,6 +32,7 @@ Network::Network(Engine& engine, const std::vector<LinkCapacity>& links, FlowLis
         throw Error("network: a bandwidth step of link " + std::to_string(l) + " is not positive");
     links_[l].capacity = links[l].bandwidth_bytes_per_s;
     latency_s_[l] = links[l].latency_s;
+    round_trip_s_[l] = links[l].round_trip_s;
     if (links[l].bandwidth_steps.empty()) continue;
     links_[l].has_steps = true;
     next_step_[l] = static_cast<std::uint32_t>(steps_.size());
@@ -95,18 +97,20 @@ void Network::remove_flow(int link, std::uint32_t flow) {
 std::uint32_t Network::next_generation(Flow& flow) { return ++flow.generation; }
 
 bool Network::start_flow(std::span<const int> route, double bytes, std::uint64_t token,
-                         double extra_delay_s) {
-  return start_flow_after(
-      route, plus_latencies(options_.per_message_overhead_s + extra_delay_s, route), bytes, token);
+                         double extra_delay_s, double rate_cap) {
+  return start_flow_after(route,
+                          plus_latencies(options_.per_message_overhead_s + extra_delay_s, route),
+                          bytes, token, rate_cap);
 }
 
 bool Network::start_flow_after(std::span<const int> route, double delay_s, double bytes,
-                               std::uint64_t token) {
+                               std::uint64_t token, double rate_cap) {
+  if (!(rate_cap > 0)) throw Error("network: a flow's rate cap must be positive");
   const std::uint32_t index = take_slot();
   Flow& flow = flows_[index];
   flow.route = route.data();
   flow.route_length = static_cast<std::uint32_t>(route.size());
-  return start(index, bytes, token, delay_s);
+  return start(index, bytes, token, delay_s, rate_cap);
 }
 
 std::uint32_t Network::take_slot() {
@@ -122,7 +126,8 @@ std::uint32_t Network::take_slot() {
   return static_cast<std::uint32_t>(flows_.size() - 1);
 }
 
-bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, double delay_s) {
+bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, double delay_s,
+                    double rate_cap) {
   Flow& flow = flows_[index];
   const std::span<const int> route = route_of(flow);
   flow.remaining_bytes = bytes;
@@ -130,6 +135,7 @@ bool Network::start(std::uint32_t index, double bytes, std::uint64_t token, doub
   flow.updated_at = engine_.now();
   flow.token = token;
   flow.delay_s = delay_s;
+  flow.rate_cap = rate_cap;
   for (int link : route) links_[link].bytes += bytes;
   ++active_count_;
   if (route.empty() || bytes <= 0) {
@@ -199,7 +205,7 @@ bool Network::recompute_lone_flow(std::span<const int> seed_links) {
   }
   Flow& flow = flows_[lone];
   const std::span<const int> route = route_of(flow);
-  double rate = links_[route[0]].capacity;
+  double rate = std::min(flow.rate_cap, links_[route[0]].capacity);
   for (int link : route) {
     if (links_[link].flow_count != 1) return false;
     rate = std::min(rate, links_[link].capacity);
@@ -231,6 +237,19 @@ void Network::recompute(std::span<const int> seed_links) {
     if (flows_[f].rate != old_rate_[f]) schedule_drain(f);
 }
 
+template <typename Push>
+void Network::freeze(std::uint32_t f, double share, int skip_link, Push&& push) {
+  frozen_mark_[f] = epoch_;
+  flows_[f].rate = share;
+  for (int link : route_of(flows_[f])) {
+    LinkFill& state = fill_[link];
+    state.left = std::max(0.0, state.left - share);
+    --state.unfrozen;
+    if (link == skip_link || state.unfrozen == 0) continue;
+    push(state.left / state.unfrozen, link, ++state.version);
+  }
+}
+
 void Network::progressive_filling() {
   heap_.clear();
   const auto heap_order = [](const Share& a, const Share& b) {
@@ -244,29 +263,31 @@ void Network::progressive_filling() {
     if (state.unfrozen == 0) continue;
     heap_.push_back({state.left / state.unfrozen, link, state.version});
   }
+  // A capped flow enters as one more constraint, its cap, frozen at it if no link's share
+  // comes first: max-min fairness with a flow's cap as a link of its own.
+  for (std::uint32_t f : component_)
+    if (flows_[f].rate_cap != kUncapped) heap_.push_back({flows_[f].rate_cap, cap_entry(f), 0});
   std::make_heap(heap_.begin(), heap_.end(), heap_order);
   const std::uint32_t frozen_epoch = epoch_;
+  const auto push = [&](double share, int link, std::uint32_t version) {
+    heap_.push_back({share, link, version});
+    std::push_heap(heap_.begin(), heap_.end(), heap_order);
+  };
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), heap_order);
     const Share top = heap_.back();
     heap_.pop_back();
+    if (top.link < 0) {
+      const std::uint32_t f = capped_flow(top.link);
+      if (frozen_mark_[f] != frozen_epoch) freeze(f, top.share, top.link, push);
+      continue;
+    }
     if (top.version != fill_[top.link].version || fill_[top.link].unfrozen == 0) continue;
     // The smallest fair share in the component: every unfrozen flow on this link gets it. Taking
     // it off the other links only raises their shares ((c - s)/(n - 1) >= c/n when s <= c/n), so
     // stale heap entries are always smaller than the live ones and can be skipped.
-    for (std::uint32_t f : flows_on(top.link)) {
-      if (frozen_mark_[f] == frozen_epoch) continue;
-      frozen_mark_[f] = frozen_epoch;
-      flows_[f].rate = top.share;
-      for (int link : route_of(flows_[f])) {
-        LinkFill& state = fill_[link];
-        state.left = std::max(0.0, state.left - top.share);
-        --state.unfrozen;
-        if (link == top.link || state.unfrozen == 0) continue;
-        heap_.push_back({state.left / state.unfrozen, link, ++state.version});
-        std::push_heap(heap_.begin(), heap_.end(), heap_order);
-      }
-    }
+    for (std::uint32_t f : flows_on(top.link))
+      if (frozen_mark_[f] != frozen_epoch) freeze(f, top.share, top.link, push);
   }
 }
 

@@ -37,6 +37,11 @@ struct LinkCapacity {
   double bandwidth_bytes_per_s = 0;  // before the first step, or always when there are none
   double latency_s = 0;
   std::span<const BandwidthPoint> bandwidth_steps = {};  // sorted by time_s; empty = constant
+  // What the link adds to the round trip a windowed transport waits for (a receiver's credit
+  // or a TCP acknowledgement): twice a wide-area or measured pair link's one-way delay; 0 where
+  // `latency_s` is a collective library's small-message floor (NVLink, a NIC inside a site),
+  // whose wire round trip of a few microseconds lets any transport window run at line rate.
+  double round_trip_s = 0;
 };
 
 struct NetworkOptions {
@@ -62,11 +67,13 @@ class Network : public EventHandler {
   // event, never from inside this call); a flow with nothing to drain has left the sender now.
   // The route is not copied: it must stay as it is until on_flow_delivered(token) has been
   // called (a cluster's routes and a replay's channels last the whole simulation).
+  // `rate_cap` bounds the flow's rate whatever its fair share (window_rate_cap: a transport
+  // with a bounded number of bytes in flight on a long round trip).
   bool start_flow(std::span<const int> route, double bytes, std::uint64_t token,
-                  double extra_delay_s = 0);
+                  double extra_delay_s = 0, double rate_cap = kUncapped);
   // A temporary route would be gone before the flow reads it again.
   bool start_flow(std::vector<int>&& route, double bytes, std::uint64_t token,
-                  double extra_delay_s = 0) = delete;
+                  double extra_delay_s = 0, double rate_cap = kUncapped) = delete;
   // What a flow on `route` with no extra delay waits from its last byte leaving to its delivery:
   // the per-message overhead plus the route's latencies, summed as start_flow sums them.
   double route_delay_s(std::span<const int> route) const {
@@ -75,7 +82,18 @@ class Network : public EventHandler {
   // start_flow with that wait given, for a caller that starts many flows on one route and keeps
   // its route_delay_s: the start then reads no latency, only the links' hot state.
   bool start_flow_after(std::span<const int> route, double delay_s, double bytes,
-                        std::uint64_t token);
+                        std::uint64_t token, double rate_cap = kUncapped);
+
+  static constexpr double kUncapped = std::numeric_limits<double>::infinity();
+  // The rate a transport holding at most `window_bytes` in flight reaches on `route`: a window
+  // per round trip (the fluid bound of a sliding window, Mathis et al., CCR 1997: rate <=
+  // window / RTT), the round trip summed over the route's links' round_trip_s. kUncapped when
+  // the window is 0 (unbounded) or the route adds no round trip.
+  double window_rate_cap(std::span<const int> route, double window_bytes) const {
+    double round_trip_s = 0;
+    for (int link : route) round_trip_s += round_trip_s_[link];
+    return window_bytes > 0 && round_trip_s > 0 ? window_bytes / round_trip_s : kUncapped;
+  }
 
   // Starts fetching the state of these links into the CPU's caches, for flows about to start or
   // drain on them: a caller starting several flows at once (a transfer's tensor-parallel pairs)
@@ -119,6 +137,7 @@ class Network : public EventHandler {
     double updated_at = 0;    // when remaining_bytes was last brought up to date
     double delay_s = 0;       // route latency + per-message overhead
     std::uint64_t token = 0;
+    double rate_cap = kUncapped;  // bytes/s the flow never exceeds (start_flow)
   };
   static_assert(sizeof(Flow) == 64, "a flow's slot should be one cache line");
   // How many flow ids a link holds in its own cache line; more spill to an overflow list. Two
@@ -153,11 +172,19 @@ class Network : public EventHandler {
     std::uint32_t unfrozen = 0;   // flows on it without a rate yet
     std::uint32_t version = 0;    // heap entries of older versions are stale
   };
-  struct Share {  // a link's fair share during progressive filling (min-heap entry)
+  // A link's fair share during progressive filling (min-heap entry), or a capped flow's cap:
+  // then `link` is cap_entry(flow), below every link id.
+  struct Share {
     double share;
     int link;
     std::uint32_t version;
   };
+  static int cap_entry(std::uint32_t flow) { return -1 - static_cast<int>(flow); }
+  static std::uint32_t capped_flow(int entry) { return static_cast<std::uint32_t>(-1 - entry); }
+  // Gives unfrozen flow `f` the rate `share` and takes it off its links, pushing their new
+  // shares (not `skip_link`'s).
+  template <typename Push>
+  void freeze(std::uint32_t f, double share, int skip_link, Push&& push);
 
   double plus_latencies(double delay_s, std::span<const int> route) const {
     for (int link : route) delay_s += latency_s_[link];
@@ -170,7 +197,8 @@ class Network : public EventHandler {
   void remove_flow(int link, std::uint32_t flow);
   // A free flow slot, or a new one, for start_flow to fill.
   std::uint32_t take_slot();
-  bool start(std::uint32_t index, double bytes, std::uint64_t token, double delay_s);
+  bool start(std::uint32_t index, double bytes, std::uint64_t token, double delay_s,
+             double rate_cap);
   void settle(Flow& flow);  // brings remaining_bytes up to now()
   // Collects into component_ the draining flows joined to `seed_links` through shared links.
   void collect_component(std::span<const int> seed_links);
@@ -194,6 +222,7 @@ class Network : public EventHandler {
   // By link id, as links_: what start_flow reads (eight links to a cache line), and the
   // rarely touched rest.
   std::vector<double> latency_s_;
+  std::vector<double> round_trip_s_;  // LinkCapacity::round_trip_s
   std::vector<LinkFill> fill_;
   std::vector<std::uint32_t> next_step_;  // index into steps_ of the link's next change
   // Every varying link's bandwidth steps end to end, each link's closed by a kEndOfSteps: at 64k

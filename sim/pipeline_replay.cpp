@@ -91,6 +91,8 @@ struct Channel {
   // crossing links of the same kinds make them; kRouteDelaysDiffer otherwise. A send then reads
   // no link latency, only the links' hot state.
   double delay_s = 0;
+  // Every route's Network::window_rate_cap, when delay_s is common (routes of the same kinds).
+  double rate_cap = Network::kUncapped;
 };
 constexpr double kRouteDelaysDiffer = -1;
 
@@ -273,7 +275,8 @@ class PipelineReplay : public EventHandler, public FlowListener {
     if (!in.sync.empty() && in.sync.size() != static_cast<std::size_t>(ranks_))
       throw SimulationError("gradient synchronisation needs one entry per pipeline rank");
     const std::vector<RankSync>& sync = in.sync.empty() ? no_sync_ : in.sync;
-    launcher_ = std::make_unique<CollectiveLauncher>(engine_, in.alpha_beta_collectives ? nullptr : network_.get());
+    launcher_ = std::make_unique<CollectiveLauncher>(
+        engine_, in.alpha_beta_collectives ? nullptr : network_.get(), in.connection_window_bytes);
     sync_ = std::make_unique<GradientSync>(
         engine_, *launcher_, sync, in.rank_pairs, in.optimizer_sync, in.replicas, in.observer, [this](int rank) { return step_optimizer(rank); },
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
@@ -872,15 +875,23 @@ class PipelineReplay : public EventHandler, public FlowListener {
       for (const std::span<const int> route : routes) channel_routes_.insert(channel_routes_.end(), route.begin(), route.end());
       channel.wire_share = in_.routes->wire_share(src, dst);
       channel.delay_s = common_route_delay_s(routes);
+      if (channel.delay_s != kRouteDelaysDiffer && !routes.empty())
+        channel.rate_cap = network_->window_rate_cap(routes[0], in_.connection_window_bytes);
     }
     workers_[src].channels.push_back({dst, kind, id});
   }
 
-  // Network::route_delay_s of every route when they are all equal; kRouteDelaysDiffer otherwise.
+  // Network::route_delay_s of every route when they are all equal, and so are their window
+  // caps; kRouteDelaysDiffer otherwise.
   double common_route_delay_s(const std::vector<std::span<const int>>& routes) const {
-    const double common = routes.empty() ? 0 : network_->route_delay_s(routes[0]);
+    if (routes.empty()) return 0;
+    const double common = network_->route_delay_s(routes[0]);
+    const double window = in_.connection_window_bytes;
+    const double cap = network_->window_rate_cap(routes[0], window);
     for (std::size_t r = 1; r < routes.size(); ++r)
-      if (network_->route_delay_s(routes[r]) != common) return kRouteDelaysDiffer;
+      if (network_->route_delay_s(routes[r]) != common ||
+          network_->window_rate_cap(routes[r], window) != cap)
+        return kRouteDelaysDiffer;
     return common;
   }
 
@@ -913,8 +924,10 @@ class PipelineReplay : public EventHandler, public FlowListener {
         const std::span<const int> route(links + begin, static_cast<std::size_t>(ends[r] - begin));
         const bool draining =
             channel.delay_s == kRouteDelaysDiffer
-                ? network_->start_flow(route, transfer.bytes_per_gpu, id)
-                : network_->start_flow_after(route, channel.delay_s, transfer.bytes_per_gpu, id);
+                ? network_->start_flow(route, transfer.bytes_per_gpu, id, 0,
+                                       network_->window_rate_cap(route, in_.connection_window_bytes))
+                : network_->start_flow_after(route, channel.delay_s, transfer.bytes_per_gpu, id,
+                                             channel.rate_cap);
         if (draining) ++transfer.flows_draining;
         begin = ends[r];
       }

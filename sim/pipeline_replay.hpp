@@ -78,6 +78,10 @@ struct ReplayInputs {
   // transfer takes abstract_transfer_s.
   TransferRoutes* routes = nullptr;
   std::vector<LinkCapacity> links;  // network_links: its bandwidth steps view the cluster's traces
+  // Bytes one connection (a pipeline send's GPU pair, a ring hop) keeps in flight where its
+  // route has a round trip (LinkCapacity::round_trip_s): its flows run at most this much per
+  // round trip (Network::window_rate_cap). 0: unbounded.
+  double connection_window_bytes = 0;
   double abstract_transfer_s = 0;
   // PipeOffload: the fraction of activations sent to host memory between F and B, and each
   // worker's host copy bandwidth per GPU (bytes/s, each direction).

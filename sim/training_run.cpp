@@ -1,4 +1,5 @@
 #include "sim/training_run.hpp"
+#include "sim/transport_window.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -253,11 +254,15 @@ Timetable build_timetable(const Cluster& cluster, const GpuCatalog& catalog,
 
 // What the pipeline ranks wait for around their sends: Megatron-LM's own schedules wait for each
 // batch of sends and receives unless --overlap-p2p-comm; the other schedules' runtimes (and a
-// timetable file, whose runtime is unknown) leave sends in flight.
+// timetable file, whose runtime is unknown) leave sends in flight unless --blocking-p2p says the
+// runtime waits for them.
 P2pSync p2p_sync(const RunOptions& options, const Timetable& t) {
-  if (options.overlap_p2p_comm || options.timetable) return P2pSync::kAsync;
-  if (t.kind == "1f1b") return P2pSync::kSeparateWithinPhase;
-  if (t.kind == "interleaved") return P2pSync::kBatched;
+  if (options.overlap_p2p_comm) return P2pSync::kAsync;
+  if (!options.timetable && t.kind == "1f1b") return P2pSync::kSeparateWithinPhase;
+  if (!options.timetable && t.kind == "interleaved") return P2pSync::kBatched;
+  // A receive posted once the previous op's sends are done: Megatron's 1F1B warmup and
+  // cooldown wait exactly so (P2pSync::kSeparateWithinPhase).
+  if (options.blocking_p2p) return P2pSync::kSeparateWithinPhase;
   return P2pSync::kAsync;
 }
 
@@ -729,6 +734,7 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   inputs.observer = observer;
   inputs.offload_fraction = options.offload_fraction;
   inputs.p2p = p2p;
+  inputs.connection_window_bytes = socket_connection_window_bytes(options.nccl_sockets);
   for (int w = 0; w < placement.workers(); ++w)
     inputs.host_copy_bytes_per_s.push_back(
         catalog.at(cluster.gpu(placement.worker_gpus(w).front()).gpu_type).pcie_bytes_per_s);
@@ -819,8 +825,9 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
       result.memory.push_back(m);
       if (m.peak_bytes() > m.capacity_bytes) result.oom.push_back(m);
       // MFU against the peak of the dtype the linear layers' GEMMs run in (fp8 under
-      // --fp8-format), which check_precision has found positive on every GPU.
-      peak_flops += spec.peak(linear_gemm_dtype(plan));
+      // --fp8-format, fp32 where TF32 has no tensor cores), positive on every GPU that passed
+      // check_precision.
+      peak_flops += spec.peak(spec.matmul_dtype(linear_gemm_dtype(plan)));
       result.gpu_usd += spec.usd_per_hour * result.iteration_time_s / units::kSecondsPerHour;
       // A busy GPU is charged its board power limit, an idle one its idle power: an upper
       // bound on energy, since kernels rarely hold the GPU at its power limit.

@@ -45,6 +45,17 @@ struct RunOptions {
   // Megatron-LM schedules (1f1b, interleaved) wait for each op's batch of sends and receives
   // (sim/pipeline_replay.hpp, P2pSync); the other schedules' runtimes never wait for a send.
   bool overlap_p2p_comm = false;
+  // --blocking-p2p: the pipeline runtime queues a stage's sends and receives on one stream in
+  // program order, so its next receive (and the op that needs it) waits until its previous
+  // sends have completed: DS3Lab's GpipeAsync (Decentralized_FM_alpha, one NCCL stream for
+  // send and recv) and DeepSpeed's PipelineEngine (its instructions run one after another).
+  // Any schedule; Megatron-LM's own waits (above) are kept where they are stricter.
+  bool blocking_p2p = false;
+  // --nccl-sockets: TCP connections NCCL's socket transport opens per peer connection
+  // (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD; NCCL picks 2 x 8 on AWS, 1 x 1 elsewhere).
+  // Where a route has a round trip (WAN and measured pair links, which only sockets cross), one
+  // connection keeps at most this many TCP windows in flight (sim/transport_window.hpp).
+  int nccl_sockets = 1;
   double ddp_bucket_params = 0;
   // --placement site-aware: order the sites so that pipeline boundaries cross the fastest WAN
   // links (sim/site_placement.hpp); otherwise Megatron's rank order over the cluster file's GPUs.

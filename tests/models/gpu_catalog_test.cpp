@@ -39,9 +39,13 @@ std::string message_of(const std::string& dir) {
 
 TEST_CASE("the shipped catalog loads every GPU with dense peaks") {
   const auto catalog = hetsim::GpuCatalog::load(kShipped);
-  CHECK(catalog.keys() == std::vector<std::string>{"a100-40gb", "a100-80gb", "a40", "b200", "gh200", "h100-sxm",
-                                                   "h200", "h800-sxm", "l40s", "mi300x", "rtx-4090", "v100-16gb",
-                                                   "v100-32gb"});
+  CHECK(catalog.keys() ==
+        std::vector<std::string>{"a100-40gb", "a100-80gb", "a30",       "a40",      "b200",
+                                 "b300",      "gb200",     "gb300",     "gh200",    "h100-nvl",
+                                 "h100-pcie", "h100-sxm",  "h200",      "h800-sxm", "l4",
+                                 "l40s",      "mi250x",    "mi300x",    "mi325x",   "rtx-2080-ti",
+                                 "rtx-3090",  "rtx-4090",  "rtx-a6000", "t4",       "titan-rtx",
+                                 "v100-16gb", "v100-32gb"});
   const auto& h100 = catalog.at("h100-sxm");
   CHECK(h100.peak(hetsim::Dtype::kBf16) == 989.4e12);  // dense: half the 1979 TFLOPS sparsity figure
   CHECK(h100.hbm_bytes_per_s == 3350e9);

@@ -58,8 +58,51 @@ TEST_CASE("a GPU without the run's dtype is an error naming the GPU, the dtype a
   CHECK(check_message("h100-sxm", plan_with(Dtype::kBf16, Fp8Format::kHybrid)) == "(no error)");
   CHECK(check_message("h100-sxm", plan_with(Dtype::kFp16, Fp8Format::kE4M3)) ==
         "--fp8-format e4m3 runs FP8 linear layers on a bf16 base; drop --fp16");
-  CHECK(check_message("h100-sxm", plan_with(Dtype::kFp32)) ==
-        "training dtype fp32 is not supported; expected bf16 (--bf16) or fp16 (--fp16)");
+  CHECK(check_message("h100-sxm", plan_with(Dtype::kFp8)) ==
+        "training dtype fp8 is not supported; expected bf16 (--bf16), fp16 (--fp16) or fp32 (--fp32), "
+        "with FP8 linear layers through --fp8-format");
+  CHECK(check_message("h100-sxm", plan_with(Dtype::kTf32, Fp8Format::kHybrid)) ==
+        "--fp8-format hybrid runs FP8 linear layers on a bf16 base; drop --fp32");
+}
+
+TEST_CASE("fp32 training runs on every GPU: TF32 matmuls where there are TF32 tensor cores") {
+  // Before: "training dtype fp32 is not supported". A V100 or a Turing card has no TF32, so
+  // PyTorch's allow_tf32 leaves its matmuls on the fp32 pipes (15.7 TFLOP/s on a V100).
+  CHECK(check_message("v100-32gb", plan_with(Dtype::kTf32)) == "(no error)");
+  CHECK(check_message("a100-80gb", plan_with(Dtype::kFp32)) == "(no error)");
+  CHECK(hetsim::precision_name(plan_with(Dtype::kTf32)) == "fp32-tf32");
+  CHECK(hetsim::precision_name(plan_with(Dtype::kFp32)) == "fp32");
+  const hetsim::GpuSpec& v100 = catalog().at("v100-32gb");
+  const hetsim::GpuSpec& a100 = catalog().at("a100-80gb");
+  CHECK(v100.matmul_dtype(Dtype::kTf32) == Dtype::kFp32);
+  CHECK(a100.matmul_dtype(Dtype::kTf32) == Dtype::kTf32);
+  const hetsim::KernelWork work{2e12, 1e6};
+  const auto gemm = [&](const hetsim::GpuSpec& gpu, Dtype d) {
+    return hetsim::kernel_time(hetsim::KernelKind::kGemm, work, gpu, d);
+  };
+  // A 2 TFLOP GEMM: the A100's TF32 peak is 8x its fp32 (156 against 19.5 TFLOP/s), so TF32
+  // takes an eighth of the fp32 compute time; the V100 takes its fp32 time either way.
+  std::printf("2 TFLOP GEMM: A100 tf32 %.4f s, fp32 %.4f s; V100 tf32 %.4f s, fp32 %.4f s\n",
+              gemm(a100, Dtype::kTf32), gemm(a100, Dtype::kFp32), gemm(v100, Dtype::kTf32),
+              gemm(v100, Dtype::kFp32));
+  CHECK(gemm(v100, Dtype::kTf32) == gemm(v100, Dtype::kFp32));
+  CHECK(gemm(a100, Dtype::kFp32) / gemm(a100, Dtype::kTf32) ==
+        doctest::Approx(a100.peak(Dtype::kTf32) / a100.peak(Dtype::kFp32)).epsilon(0.01));
+}
+
+TEST_CASE("fp32 training keeps 4-byte weights and gradients and only Adam's m and v") {
+  // Rajbhandari et al. (SC'20) section 3.1: fp32 Adam holds 4 + 4 + 8 = 16 bytes per parameter;
+  // before, fp32 was refused, and mixed precision's 18 would have been counted.
+  const double psi = 1e9;
+  hetsim::ParallelPlan plan = plan_with(Dtype::kTf32);
+  plan.dp = 4;
+  const auto memory = hetsim::static_memory(psi, 0, plan);
+  std::printf("fp32, dp 4: expected 16 GB, got %.3f GB (weights %.3f GB)\n", memory.total() / 1e9,
+              memory.weights_bytes / 1e9);
+  CHECK(memory.total() == 16 * psi);
+  CHECK(memory.weights_bytes == 4 * psi);
+  plan.distributed_optimizer = true;
+  CHECK(hetsim::static_memory(psi, 0, plan).total() == (8 + 8.0 / 4) * psi);
 }
 
 TEST_CASE("the roofline never costs a GEMM at another dtype's peak") {

@@ -67,3 +67,30 @@ TEST_CASE("missing and ill-typed fields name the file and JSON path") {
       "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 100, "hidden_act": "relu"})");
   CHECK(message_of(act) == act + ": /hidden_act: got \"relu\"; expected \"silu\", \"swiglu\" or a \"gelu\" variant");
 }
+
+TEST_CASE("a ...ForSequenceClassification config has a score head of its labels, not an LM head") {
+  // transformers' GPT2ForSequenceClassification: score = Linear(h, num_labels, bias=False), with
+  // num_labels = len(id2label) (PretrainedConfig). DS3Lab's GPipe runs train such a 2-class head
+  // on a 28,996-word BERT vocabulary: before, the head was costed as a 28,996 x 2048 LM head
+  // (59M parameters and 2 x 2048 x 2048 x 28996 FLOPs per sequence more on the last stage).
+  const std::string gpt2 = R"({"architectures": ["GPT2ForSequenceClassification"], "model_type": "gpt2",
+    "n_embd": 2048, "n_layer": 2, "n_head": 16, "n_positions": 2048, "vocab_size": 28996,
+    "id2label": {"0": "NEGATIVE", "1": "POSITIVE"}})";
+  const auto classifier = hetsim::load_transformer_config(write_temp("classifier.json", gpt2));
+  CHECK(classifier.num_labels == 2);
+  CHECK(classifier.output_width() == 2);
+  CHECK_FALSE(classifier.tied_embeddings);
+  CHECK(classifier.lm_head_params() == 2.0 * 2048);
+  CHECK(classifier.ignored_fields.empty());
+  const auto lm = hetsim::load_transformer_config(config_path("megatron-gpt-1.7b"));
+  CHECK(lm.num_labels == 0);
+  CHECK(lm.output_width() == lm.vocab_size);
+  const std::string no_labels = R"({"architectures": ["LlamaForSequenceClassification"], "hidden_size": 256,
+    "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 512, "vocab_size": 1000,
+    "num_labels": 5})";
+  CHECK(hetsim::load_transformer_config(write_temp("classifier5.json", no_labels)).num_labels == 5);
+  const std::string bad = R"({"architectures": ["GPT2ForSequenceClassification"], "n_embd": 64, "n_layer": 1,
+    "n_head": 4, "n_positions": 16, "vocab_size": 100, "id2label": []})";
+  CHECK(message_of(write_temp("classifier_bad.json", bad)).find("/id2label: got []; expected an object of one "
+                                                                 "entry per label") != std::string::npos);
+}

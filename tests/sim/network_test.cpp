@@ -130,6 +130,46 @@ TEST_CASE("a flow crossing a WAN link takes the route latency plus S over the bo
   check_close(arrivals.at[1], 24e-6 + 20e-3 + 1e9 / 12.5e9, "L_route + S/B_wan");
 }
 
+TEST_CASE("a windowed flow over a long round trip runs at window / RTT, not at the link's rate") {
+  // A transport with W bytes in flight per round trip moves at most W / RTT (Mathis et al.,
+  // CCR 1997). NIC up (50 GB/s, 12 us, no round trip of its own: a software floor), WAN
+  // (12.5 GB/s, 20 ms one way, so 40 ms round trip), NIC down. W = 3 MiB, one Linux TCP
+  // socket's default window: 3 MiB / 40 ms = 78.6 MB/s, 159x below the WAN's rate, so 1 GB
+  // takes 12.7 s where the uncapped model said 0.1 s. Before, latency was paid once per message.
+  Engine engine;
+  Arrivals arrivals(engine);
+  std::vector<LinkCapacity> links{{50e9, 12e-6}, {12.5e9, 20e-3}, {50e9, 12e-6}};
+  links[1].round_trip_s = 2 * 20e-3;
+  Network network(engine, links, arrivals);
+  const double window = 3.0 * 1024 * 1024;
+  const double cap = network.window_rate_cap(kLinks012, window);
+  check_close(cap, window / 40e-3, "rate cap W / RTT (reported in bytes/s)");
+  CHECK(network.window_rate_cap(kLink0, window) == Network::kUncapped);  // no round trip
+  CHECK(network.window_rate_cap(kLinks012, 0) == Network::kUncapped);    // no window
+  network.start_flow(kLinks012, 1e9, 1, 0, cap);
+  engine.run();
+  check_close(arrivals.at[1], 24e-6 + 20e-3 + 1e9 / cap, "L_route + S / (W / RTT)");
+}
+
+TEST_CASE("a capped flow leaves what it cannot use to the flows beside it (max-min with caps)") {
+  // One 10 GB/s link: flow 1 capped at 2 GB/s, flow 2 uncapped. Max-min fairness with a cap
+  // gives flow 1 its 2 GB/s and flow 2 the other 8 (equal sharing would give each 5). Flow 1:
+  // 1 GB in 0.5 s; flow 2: 4 GB at 8 GB/s for 0.5 s, then 0 left: 0.5 s. Then a third case: a
+  // cap above the fair share changes nothing (each at 5 GB/s).
+  Engine engine;
+  Arrivals arrivals(engine);
+  Network network(engine, {{10e9, 0.0}, {10e9, 0.0}}, arrivals);
+  network.start_flow(kLink0, 1e9, 1, 0, 2e9);
+  network.start_flow(kLink0, 4e9, 2);
+  network.start_flow(kLink1, 1e9, 3, 0, 7e9);
+  network.start_flow(kLink1, 1e9, 4);
+  engine.run();
+  check_close(arrivals.at[1], 0.5, "capped flow: S / cap");
+  check_close(arrivals.at[2], 0.5, "its neighbour: S / (B - cap)");
+  check_close(arrivals.at[3], 0.2, "cap above the fair share: S / (B/2)");
+  check_close(arrivals.at[4], 0.2, "its neighbour: S / (B/2)");
+}
+
 TEST_CASE("the per-message overhead is added once per flow") {
   Engine engine;
   Arrivals arrivals(engine);

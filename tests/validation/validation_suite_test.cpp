@@ -6,13 +6,16 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "models/gpu_catalog.hpp"
+#include "tools/hetsim/published_suite.hpp"
 #include "tools/hetsim/validation_suite.hpp"
 #include "topologies/cluster_loader.hpp"
 
@@ -85,4 +88,59 @@ TEST_CASE("validation suite: every paper within the thresholds of tests/validati
     CAPTURE(paper);
     CHECK(papers.count(paper) == 1);
   }
+}
+
+TEST_CASE("published runs: every category within the thresholds of tests/validation/thresholds.json") {
+  const nlohmann::json thresholds =
+      nlohmann::json::parse(std::ifstream(kRoot + "/tests/validation/thresholds.json"));
+  const hetsim::validation::PublishedSuiteResult result = hetsim::validation::run_published_suite(kRoot);
+  std::printf("%s", hetsim::validation::published_suite_table(result).c_str());
+  const nlohmann::json& limits = thresholds.at("categories");
+  const auto bound = [](const nlohmann::json& limit, const char* key) {
+    return limit.contains(key) ? limit.at(key).get<double>() : 1e300;
+  };
+  std::set<std::string> categories;
+  for (const auto& c : result.categories) {
+    CAPTURE(c.category);
+    categories.insert(c.category);
+    REQUIRE(limits.contains(c.category));
+    const nlohmann::json& limit = limits.at(c.category);
+    std::printf("%s: mean |error| %.2f%% (threshold %.0f%%), max %.2f%% (%.0f%%), max |increase error| %.0f%%, "
+                "signed drift %+.1f points\n",
+                c.category.c_str(), c.mean_abs_error_percent, bound(limit, "mean_abs_error_percent"),
+                c.max_abs_error_percent, bound(limit, "max_abs_error_percent"), c.max_abs_increase_error_percent,
+                c.signed_drift_percent);
+    CHECK(c.mean_abs_error_percent <= bound(limit, "mean_abs_error_percent"));
+    CHECK(c.max_abs_error_percent <= bound(limit, "max_abs_error_percent"));
+    CHECK(c.max_abs_increase_error_percent <= bound(limit, "max_abs_increase_error_percent"));
+    CHECK(std::fabs(c.signed_drift_percent) <= bound(limit, "max_signed_drift_percent"));
+    if (limit.value("fastest_plan_picked", false)) CHECK(c.misranked_groups.empty());
+  }
+  for (const auto& [category, limit] : limits.items()) {
+    CAPTURE(category);
+    CHECK(categories.count(category) == 1);
+  }
+}
+
+TEST_CASE("published runs: a mapping naming no published case is an error naming the file and path") {
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/hetsim_published_suite_bad";
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/tests/validation");
+  fs::create_directories(dir + "/tests/data/published-runs");
+  fs::create_directories(dir + "/models");
+  fs::copy(kRoot + "/models/gpus", dir + "/models/gpus");
+  fs::copy_file(kRoot + "/tests/data/published-runs/training-runs.json",
+                dir + "/tests/data/published-runs/training-runs.json");
+  std::ofstream(dir + "/tests/validation/published_runs.json")
+      << R"({"cases": [{"id": "DTFM-XL12-PP3-d11", "metric": "iteration_time_s", "run": {}, "mapping": "x"}],
+             "not_expressible": []})";
+  std::string message = "(no error)";
+  try {
+    hetsim::validation::run_published_suite(dir);
+  } catch (const hetsim::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message == dir + "/tests/validation/published_runs.json: /cases/0/id: got \"DTFM-XL12-PP3-d11\"; "
+                         "expected a case id of tests/data/published-runs/training-runs.json");
 }

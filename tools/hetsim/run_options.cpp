@@ -76,9 +76,18 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
   cmd.add_flag("--use-flash-attn", plan.flash_attention,
                "FlashAttention: no s^2 attention tensors kept");
   CLI::Option* bf16 = cmd.add_flag("--bf16", args.bf16, "train in bf16 (the default)");
-  cmd.add_flag("--fp16", args.fp16,
+  CLI::Option* fp16 = cmd.add_flag("--fp16", args.fp16,
                "train in fp16 (mixed precision with fp16 weights and activations)")
       ->excludes(bf16);
+  CLI::Option* fp32 = cmd.add_flag(
+      "--fp32", args.fp32,
+      "train in fp32 (Megatron-LM with neither --fp16 nor --bf16): 4-byte weights, gradients and "
+      "activations; matmuls in TF32 where the GPU has TF32 tensor cores, as NGC's PyTorch allows "
+      "by default");
+  fp32->excludes(bf16)->excludes(fp16);
+  cmd.add_flag("--no-tf32", args.no_tf32,
+               "with --fp32: matmuls in plain fp32 (torch.backends.cuda.matmul.allow_tf32 = False)")
+      ->needs(fp32);
   cmd.add_option(
       "--fp8-format", args.fp8_format,
       "FP8 linear layers on top of bf16, Transformer Engine's recipes: e4m3, or hybrid (E4M3 "
@@ -136,9 +145,20 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
                "distributed optimizer: gather updated parameters during the next forward, each "
                "model chunk's "
                "before its first forward, instead of after the optimizer step (Megatron)");
+  cmd.add_option("--nccl-sockets", args.options.nccl_sockets,
+                 "TCP connections per NCCL socket-transport connection (NCCL_SOCKET_NTHREADS x "
+                 "NCCL_NSOCKS_PERTHREAD; NCCL picks 16 on AWS): WAN and pair-link transfers keep "
+                 "this many 3 MiB TCP windows in flight per round trip")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  CLI::Option* blocking_p2p = cmd.add_flag("--blocking-p2p", args.options.blocking_p2p,
+               "pipeline sends and receives share one stream in program order: a stage's next "
+               "receive waits for its previous sends to complete (DS3Lab's GpipeAsync, "
+               "DeepSpeed's PipelineEngine); any schedule");
   cmd.add_flag("--overlap-p2p-comm", args.options.overlap_p2p_comm,
                "pipeline sends leave without the sender waiting for them (Megatron); otherwise "
-               "1f1b and interleaved wait for each op's sends and receives as Megatron-LM does");
+               "1f1b and interleaved wait for each op's sends and receives as Megatron-LM does")
+      ->excludes(blocking_p2p);
   cmd.add_option("--ddp-bucket-size", args.options.ddp_bucket_params,
                  "parameters per gradient bucket (0: Megatron's max(40M, 1M x dp))")
       ->capture_default_str();
@@ -170,7 +190,9 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
 RunOptions resolve_run_options(const RunArgs& args, const TransformerConfig& model) {
   RunOptions options = args.options;
   options.plan.recompute = parse_recompute(args.recompute);
-  options.plan.dtype = args.fp16 ? Dtype::kFp16 : Dtype::kBf16;
+  options.plan.dtype = args.fp16   ? Dtype::kFp16
+                       : args.fp32 ? (args.no_tf32 ? Dtype::kFp32 : Dtype::kTf32)
+                                   : Dtype::kBf16;
   options.plan.fp8 = parse_fp8_format(args.fp8_format);
   options.plan.async_tp_allreduce = !args.no_async_tp_allreduce;
   options.plan.gradient_accumulation_fusion = !args.no_gradient_accumulation_fusion;

@@ -20,6 +20,8 @@ struct RunArgs {
   std::string placement = "megatron";
   bool bf16 = false;
   bool fp16 = false;
+  bool fp32 = false;
+  bool no_tf32 = false;
   std::string fp8_format;
   bool no_async_tp_allreduce = false;           // --no-async-tensor-model-parallel-allreduce
   bool no_gradient_accumulation_fusion = false;  // --no-gradient-accumulation-fusion

@@ -14,6 +14,7 @@
 #include "schedules/validator.hpp"
 #include "tools/hetsim/commands.hpp"
 #include "tools/hetsim/shipped_paths.hpp"
+#include "tools/hetsim/published_suite.hpp"
 #include "tools/hetsim/validation_suite.hpp"
 #include "topologies/cluster_loader.hpp"
 #include "traces/trace_validator.hpp"
@@ -76,10 +77,14 @@ struct ValidateArgs {
 
 void run_suite(bool json) {
   const validation::SuiteResult result = validation::run_suite(data_directory());
-  if (json)
-    fmt::print("{}\n", dump_report(validation::suite_json(result), 2));
-  else
-    fmt::print("{}", validation::suite_table(result));
+  const validation::PublishedSuiteResult published = validation::run_published_suite(data_directory());
+  if (json) {
+    nlohmann::json doc = validation::suite_json(result);
+    doc["published_runs"] = validation::published_suite_json(published);
+    fmt::print("{}\n", dump_report(doc, 2));
+  } else {
+    fmt::print("{}\n{}", validation::suite_table(result), validation::published_suite_table(published));
+  }
 }
 
 }  // namespace
@@ -89,13 +94,14 @@ void add_validate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Check a cluster, model config, timetable or Chrome trace file (for traces: the rules "
-      "Perfetto's JSON importer applies), or with --suite simulate the published Megatron-LM runs "
-      "on Selene and print measured against simulated figures.\nExample: hetsim validate run.json\n"
+      "Perfetto's JSON importer applies), or with --suite simulate the published runs (Megatron-LM "
+      "on Selene, and tests/validation/published_runs.json: link-shaped pipelines, mixed GPUs, "
+      "MegaScale, Megatron-Bridge, ...) and print measured against simulated figures.\nExample: hetsim validate run.json\n"
       "         hetsim validate --suite --json");
   cmd->add_option("file", args->path, "the file to check");
   cmd->add_flag("--suite", args->suite,
-                "run the validation suite (Narayanan et al. 2021, Korthikanti et al. 2022) instead of "
-                "checking a file");
+                "run the validation suite (Narayanan et al. 2021, Korthikanti et al. 2022, and the "
+                "published runs of tests/data/published-runs) instead of checking a file");
   cmd->add_flag("--json", args->json, "with --suite: print the suite's cases and errors as JSON");
   cmd->callback([args] {
     if (args->suite && !args->path.empty())

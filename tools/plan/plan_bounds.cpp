@@ -66,7 +66,7 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
       memory = std::min(memory, statics.total() + activations);
       // A calibration profile's kernels are measured, not the roofline's: bound them by FLOPs at
       // the peak rate alone.
-      const double peak = gpu.peak(plan.dtype);
+      const double peak = gpu.peak(gpu.matmul_dtype(plan.dtype));
       const double forward = subset.measured_profiles ? chunk.forward_flops / peak : chunk.forward_s;
       const double input =
           subset.measured_profiles ? chunk.backward_input_flops / peak : chunk.backward_input_s;
