@@ -1,6 +1,7 @@
 #include "tools/hetsim/published_suite.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -105,6 +106,7 @@ std::pair<std::vector<PublishedCase>, std::vector<NotExpressible>> load_mapping(
 struct Simulated {
   double iteration_time_s = 0;
   double tokens_per_s = 0;
+  double tokens_per_iteration = 0;
   int gpus = 0;
 };
 
@@ -117,7 +119,14 @@ Simulated simulate(const PublishedCase& c, const std::string& data_dir, const Gp
   const TransformerConfig model = load_transformer_config(data_dir + "/" + job.args.model);
   const RunOptions options = cli::resolve_run_options(job.args, model);
   const RunResult run = simulate_training(cluster, catalog, model, options);
-  return {run.iteration_time_s, run.tokens_per_s, cluster.gpu_count()};
+  return {run.iteration_time_s, run.tokens_per_s, run.tokens_per_iteration, cluster.gpu_count()};
+}
+
+// Seconds per token of a case's measured or simulated figure: plans of one rank group may
+// train different global batches, so the fastest is the one with the most tokens per second.
+double seconds_per_token(const PublishedResult& r, double figure) {
+  if (r.case_.metric == "tokens_per_s") return 1 / figure;
+  return figure / r.tokens_per_iteration;
 }
 
 void summarise(PublishedSuiteResult& result, const std::map<std::string, int>& gpus) {
@@ -148,12 +157,11 @@ void summarise(PublishedSuiteResult& result, const std::map<std::string, int>& g
       if (!fewest || n < gpus.at(fewest->case_.id)) fewest = &r;
       if (!most || n > gpus.at(most->case_.id)) most = &r;
       if (r.case_.rank_group.empty()) continue;
-      // Faster is a smaller time or a larger throughput.
-      const bool larger_is_faster = r.case_.metric == "tokens_per_s";
-      const auto faster = [&](double a, double b) { return larger_is_faster ? a > b : a < b; };
       auto& [measured, simulated] = fastest[r.case_.rank_group];
-      if (!measured || faster(r.case_.measured, measured->case_.measured)) measured = &r;
-      if (!simulated || faster(r.simulated, simulated->simulated)) simulated = &r;
+      if (!measured || seconds_per_token(r, r.case_.measured) < seconds_per_token(*measured, measured->case_.measured))
+        measured = &r;
+      if (!simulated || seconds_per_token(r, r.simulated) < seconds_per_token(*simulated, simulated->simulated))
+        simulated = &r;
     }
     s.signed_drift_percent = most->error_percent - fewest->error_percent;
     s.rank_groups = static_cast<int>(fastest.size());
@@ -182,6 +190,7 @@ PublishedSuiteResult run_published_suite(const std::string& data_dir) {
     r.iteration_time_s = s.iteration_time_s;
     r.simulated = c.metric == "tokens_per_s" ? s.tokens_per_s : s.iteration_time_s;
     r.error_percent = (r.simulated - c.measured) / c.measured * 100;
+    r.tokens_per_iteration = s.tokens_per_iteration;
     gpus[c.id] = s.gpus;
     result.cases.push_back(r);
   }
@@ -223,8 +232,16 @@ std::string published_suite_table(const PublishedSuiteResult& result) {
                          s.rank_groups);
     out += "\n";
   }
-  for (const NotExpressible& n : result.not_run)
-    out += fmt::format("not run: {} ({}): {}\n", n.id, n.category, n.why);
+  // Cases left out for one reason are listed together, the reason once.
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
+  for (const NotExpressible& n : result.not_run) {
+    const std::string key = n.category + ": " + n.why;
+    auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& e) { return e.first == key; });
+    if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {key, {}});
+    it->second.push_back(n.id);
+  }
+  for (const auto& [reason, ids] : by_reason)
+    out += fmt::format("not run ({}): {}\n", fmt::join(ids, ", "), reason);
   return out;
 }
 

@@ -39,6 +39,7 @@ struct PublishedResult {
   double simulated = 0;  // in the metric's unit
   double error_percent = 0;
   double iteration_time_s = 0;
+  double tokens_per_iteration = 0;  // of the run, for comparing plans of different batches
   // With a baseline: the increase of the iteration time over the baseline's, measured and
   // simulated, and the error of the simulated increase in percent of the measured one.
   bool has_increase = false;
