@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
 #include "base/json_input.hpp"
@@ -54,14 +57,24 @@ void check_sources(const JsonInput& root) {
   }
 }
 
+// The keys of a GPU file, and of a cluster file's GPU type (with_types).
+void reject_unknown_gpu_keys(const JsonInput& in) {
+  in.reject_unknown_keys({"display_name", "peak_tflops", "hbm_GiB", "hbm_GBps", "nvlink_GBps",
+                          "pcie_GBps", "idle_power_W", "max_power_W", "usd_per_hour", "efficiency",
+                          "efficiency_source", "sources"});
+}
+
+GpuSpec read_gpu_document(const JsonInput& root, const std::string& key);
+
 GpuSpec read_gpu(const std::string& path) {
   const nlohmann::json doc = read_json_file(path);
-  const JsonInput root(doc, path);
-  root.reject_unknown_keys({"display_name", "peak_tflops", "hbm_GiB", "hbm_GBps", "nvlink_GBps",
-                            "pcie_GBps", "idle_power_W", "max_power_W", "usd_per_hour",
-                            "efficiency", "efficiency_source", "sources"});
+  return read_gpu_document(JsonInput(doc, path), std::filesystem::path(path).stem().string());
+}
+
+GpuSpec read_gpu_document(const JsonInput& root, const std::string& key) {
+  reject_unknown_gpu_keys(root);
   GpuSpec gpu;
-  gpu.key = std::filesystem::path(path).stem().string();
+  gpu.key = key;
   gpu.display_name = root.string("display_name");
 
   const JsonInput peaks = root.at("peak_tflops");
@@ -98,6 +111,13 @@ Dtype dtype_from_string(const std::string& text) {
   throw Error("unknown dtype \"" + text + "\"; expected one of fp32, tf32, bf16, fp16, fp8");
 }
 
+struct GpuCatalog::Files {
+  std::vector<std::string> keys;   // sorted
+  std::vector<std::string> paths;  // by key
+  std::mutex mutex;                // guards specs
+  std::vector<std::unique_ptr<GpuSpec>> specs;  // by key; null until read
+};
+
 GpuCatalog GpuCatalog::load(const std::string& directory) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(directory)) {
@@ -109,21 +129,38 @@ GpuCatalog GpuCatalog::load(const std::string& directory) {
       paths.push_back(entry.path().string());
     }
   }
-  std::sort(paths.begin(), paths.end());  // directory order is unspecified; keep loads stable
   if (paths.empty()) {
     throw InputError(directory, "", "no *.json files", "at least one GPU JSON file");
   }
+  // Directory order is unspecified: keys sorted, so that lookups and listings are stable.
+  const auto stem = [](const std::string& path) { return fs::path(path).stem().string(); };
+  std::sort(paths.begin(), paths.end(),
+            [&](const std::string& a, const std::string& b) { return stem(a) < stem(b); });
   GpuCatalog catalog;
-  for (const auto& path : paths) catalog.specs_.push_back(read_gpu(path));
-  std::sort(catalog.specs_.begin(), catalog.specs_.end(),
-            [](const GpuSpec& a, const GpuSpec& b) { return a.key < b.key; });
+  catalog.files_ = std::make_shared<Files>();
+  for (const std::string& path : paths) catalog.files_->keys.push_back(stem(path));
+  catalog.files_->paths = std::move(paths);
+  catalog.files_->specs.resize(catalog.files_->keys.size());
   return catalog;
 }
 
+void GpuCatalog::check_all() const {
+  for (const std::string& key : files_->keys) at(key);
+}
+
 const GpuSpec& GpuCatalog::at(const std::string& key) const {
-  const auto it = std::lower_bound(specs_.begin(), specs_.end(), key,
-                                   [](const GpuSpec& s, const std::string& k) { return s.key < k; });
-  if (it != specs_.end() && it->key == key) return *it;
+  const auto own = std::lower_bound(defined_.begin(), defined_.end(), key,
+                                    [](const GpuSpec& s, const std::string& k) { return s.key < k; });
+  if (own != defined_.end() && own->key == key) return *own;
+  const std::vector<std::string>& files = files_->keys;
+  const auto it = std::lower_bound(files.begin(), files.end(), key);
+  if (it != files.end() && *it == key) {
+    const auto index = static_cast<std::size_t>(it - files.begin());
+    const std::lock_guard<std::mutex> lock(files_->mutex);
+    std::unique_ptr<GpuSpec>& spec = files_->specs[index];
+    if (!spec) spec = std::make_unique<GpuSpec>(read_gpu(files_->paths[index]));
+    return *spec;
+  }
   const std::vector<std::string> known = keys();
   const std::string nearest = nearest_word(key, known);
   std::string expected = "a GPU type in the catalog";
@@ -138,9 +175,59 @@ const GpuSpec& GpuCatalog::at(const std::string& key) const {
 }
 
 std::vector<std::string> GpuCatalog::keys() const {
-  std::vector<std::string> out;
-  out.reserve(specs_.size());
-  for (const auto& s : specs_) out.push_back(s.key);
+  std::vector<std::string> out = files_->keys;
+  for (const GpuSpec& spec : defined_) out.push_back(spec.key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+GpuCatalog GpuCatalog::with_types(const nlohmann::json& types, const std::string& file,
+                                  const std::string& json_path) const {
+  GpuCatalog out = *this;
+  const JsonInput in(types, file, json_path);
+  if (!types.is_object()) in.fail("an object of GPU type names to their figures");
+  for (const auto& [key, entry] : types.items()) {
+    const JsonInput e = in.at(key);
+    // A bad name is reported as the name, not as the entry's figures.
+    const std::string name = nlohmann::json(key).dump();
+    if (key.empty() || key.find('/') != std::string::npos)
+      throw InputError(file, e.path(), name, "a GPU type name: not empty, no \"/\"");
+    if (std::binary_search(files_->keys.begin(), files_->keys.end(), key))
+      throw InputError(file, e.path(), name,
+                       "a name the catalog does not hold (to change the catalog's " + name +
+                           ", name a new type with \"base\": " + name + ")");
+    if (!entry.is_object()) e.fail("an object: a GPU file's fields, or \"base\" and the figures it changes");
+    if (!entry.contains("base")) {
+      out.defined_.push_back(read_gpu_document(e, key));
+      continue;
+    }
+    // A derived type: the base's file with the entry's fields laid over it (merged inside
+    // peak_tflops, efficiency and sources), every changed figure with a source of its own.
+    const std::string base = e.string("base");
+    if (!std::binary_search(files_->keys.begin(), files_->keys.end(), base)) {
+      const std::string near = nearest_word(base, files_->keys);
+      e.at("base").fail("a GPU type of the catalog (models/gpus)" +
+                        (near.empty() ? std::string() : "; did you mean \"" + near + "\"?"));
+    }
+    const auto index = static_cast<std::size_t>(
+        std::lower_bound(files_->keys.begin(), files_->keys.end(), base) - files_->keys.begin());
+    nlohmann::json merged = read_json_file(files_->paths[index]);
+    nlohmann::json changes = entry;
+    changes.erase("base");
+    reject_unknown_gpu_keys(JsonInput(changes, file, e.path()));
+    for (const char* figure : kSourcedFigures) {
+      if (!changes.contains(figure)) continue;
+      const bool sourced = changes.contains("sources") && changes["sources"].is_object() &&
+                           changes["sources"].contains(figure);
+      if (!sourced)
+        throw InputError(file, e.path() + "/sources/" + figure, "nothing (missing)",
+                         std::string("a source for the changed figure \"") + figure + "\"");
+    }
+    merged.merge_patch(changes);
+    out.defined_.push_back(read_gpu_document(JsonInput(merged, file, e.path()), key));
+  }
+  std::sort(out.defined_.begin(), out.defined_.end(),
+            [](const GpuSpec& a, const GpuSpec& b) { return a.key < b.key; });
   return out;
 }
 

@@ -3,6 +3,8 @@
 // beside it in the file. Loaded once; looked up by key ("h100-sxm").
 #include <array>
 #include <limits>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -63,14 +65,29 @@ struct GpuSpec {
 
 class GpuCatalog {
  public:
-  // Loads every *.json in `directory`. Throws InputError naming the file and field.
+  // The catalog of every *.json in `directory`, keyed by file name. A file is read on the first
+  // lookup of its key, so that a run pays for the GPU types it uses, not for the whole catalog
+  // (its parsing was most of a small run's time: BENCHMARKS.md, 2026-12-07). Throws InputError
+  // for a missing or empty directory.
   static GpuCatalog load(const std::string& directory);
-  // Throws InputError (unknown GPU type, nearest known key suggested) for a missing key.
+  // Reads every file now: InputError naming the file and field of the first bad one.
+  void check_all() const;
+  // Throws InputError (unknown GPU type, nearest known key suggested) for a missing key, or the
+  // file's own error. Safe from several threads; the reference lives as long as the catalog.
   const GpuSpec& at(const std::string& key) const;
   std::vector<std::string> keys() const;
 
+  // This catalog with a cluster file's own GPU types (its "gpu_types" object, at `json_path` of
+  // `file`): each entry a whole GPU file's fields, or a catalog type named by "base" with some
+  // of its figures overridden, every new figure with its source (topologies/README.md). Throws
+  // InputError naming the file and JSON path.
+  GpuCatalog with_types(const nlohmann::json& types, const std::string& file,
+                        const std::string& json_path) const;
+
  private:
-  std::vector<GpuSpec> specs_;  // sorted by key
+  struct Files;  // paths by key, and each file's spec once read, behind a mutex
+  std::shared_ptr<Files> files_;
+  std::vector<GpuSpec> defined_;  // with_types' entries, sorted by key; looked up first
 };
 
 }  // namespace hetsim

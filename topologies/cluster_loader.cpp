@@ -205,11 +205,21 @@ std::vector<std::string> node_names(const ClusterSpec& spec) {
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::string>& known_gpu_types) {
   const nlohmann::json document = read_json_file(path);
   const JsonInput root(document, path);
-  root.reject_unknown_keys({"name", "description", "source", "sites", "wan_links", "wan_routing", "pair_links"});
+  root.reject_unknown_keys(
+      {"name", "description", "source", "sites", "wan_links", "wan_routing", "pair_links", "gpu_types"});
   ClusterSpec spec;
   spec.name = non_empty_string(root, "name");
   spec.description = root.string_or("description", "");
   spec.source_file = path;
+  // The file's own GPU types join the catalog's for its node groups; their figures are read
+  // with the catalog (GpuCatalog::with_types).
+  std::vector<std::string> gpu_types = known_gpu_types;
+  if (root.has("gpu_types")) {
+    const JsonInput types = root.at("gpu_types");
+    if (!types.value().is_object()) types.fail("an object of GPU type names to their figures");
+    spec.gpu_types = types.value();
+    for (const auto& [name, figures] : spec.gpu_types.items()) gpu_types.push_back(name);
+  }
 
   const JsonInput sites = root.at("sites");
   if (sites.array_size() == 0) sites.fail("a non-empty array of sites");
@@ -217,7 +227,7 @@ ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::st
   long long gpu_total = 0;
   for (std::size_t s = 0; s < sites.array_size(); ++s) {
     const JsonInput in = sites.at(s);
-    spec.sites.push_back(site(in, known_gpu_types));
+    spec.sites.push_back(site(in, gpu_types));
     const std::string& name = spec.sites.back().name;
     const auto previous = std::find(site_names.begin(), site_names.end(), name);
     if (previous != site_names.end()) {

@@ -2,6 +2,7 @@
 // A cluster described in plain values (SI units), between the JSON file and the Cluster object.
 // load_cluster() fills one from a file after checking every field; tests and tools may also fill
 // one by hand and call build_cluster() to get a Cluster without writing a file.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ struct ClusterSpec {
   std::vector<SiteSpec> sites;
   std::vector<WanLinkSpec> wan_links;
   PairLinksSpec pair_links;  // empty: none
+  // The file's own GPU types ("gpu_types", topologies/README.md) as written: an object of type
+  // names to their figures, which GpuCatalog::with_types reads; node groups may name them.
+  nlohmann::json gpu_types = nlohmann::json::object();
   // Between sites, the chain of WAN links that carries one message of this size soonest
   // (latency + bytes / bottleneck bandwidth) is the route.
   double wan_route_message_bytes = kDefaultWanRouteMessageBytes;

@@ -11,6 +11,7 @@
 #include "base/json_input.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/transformer_config.hpp"
+#include "sim/cluster_gpu_types.hpp"
 #include "sim/training_run.hpp"
 #include "tools/sweep/point_job.hpp"
 #include "topologies/cluster_loader.hpp"
@@ -116,9 +117,10 @@ Simulated simulate(const PublishedCase& c, const std::string& data_dir, const Gp
   job.variation.apply(spec);
   if (c.nodes > 0) spec.sites.at(0).node_groups.at(0).count = c.nodes;
   const Cluster cluster = build_cluster(spec);
+  const GpuCatalog gpus = catalog_with_cluster_types(catalog, spec);
   const TransformerConfig model = load_transformer_config(data_dir + "/" + job.args.model);
   const RunOptions options = cli::resolve_run_options(job.args, model);
-  const RunResult run = simulate_training(cluster, catalog, model, options);
+  const RunResult run = simulate_training(cluster, gpus, model, options);
   return {run.iteration_time_s, run.tokens_per_s, run.tokens_per_iteration, cluster.gpu_count()};
 }
 

@@ -12,6 +12,7 @@
 #include "base/report_json.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/transformer_config.hpp"
+#include "sim/cluster_gpu_types.hpp"
 #include "sim/training_run.hpp"
 #include "tools/hetsim/commands.hpp"
 #include "tools/hetsim/run_options.hpp"
@@ -39,9 +40,11 @@ void run(RunCommandArgs& command) {
   const auto log = std::make_shared<spdlog::logger>(
       "hetsim run", std::make_shared<spdlog::sinks::stderr_color_sink_st>());
   log->set_level(command.verbose ? spdlog::level::info : spdlog::level::warn);
-  const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
-  log->info("GPU catalog: {} types from {}", catalog.keys().size(), gpu_catalog_dir());
-  const Cluster cluster = load_cluster(args.cluster, catalog.keys());
+  const GpuCatalog shipped = GpuCatalog::load(gpu_catalog_dir());
+  const ClusterSpec cluster_spec = load_cluster_spec(args.cluster, shipped.keys());
+  const GpuCatalog catalog = catalog_with_cluster_types(shipped, cluster_spec);
+  log->info("GPU catalog: {} types from {} and {}", catalog.keys().size(), gpu_catalog_dir(), args.cluster);
+  const Cluster cluster = build_cluster(cluster_spec);
   log->info("cluster {}: {} GPUs in {} nodes, {} sites, {} links", cluster.name(), cluster.gpu_count(),
             cluster.node_count(), cluster.sites().size(), cluster.links().size());
   const TransformerConfig model = load_transformer_config(args.model);

@@ -9,6 +9,7 @@
 #include "base/report_json.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/transformer_config.hpp"
+#include "sim/cluster_gpu_types.hpp"
 #include "sim/serving/serving_report.hpp"
 #include "sim/serving/serving_run.hpp"
 #include "tools/hetsim/commands.hpp"
@@ -76,8 +77,10 @@ std::vector<int> parse_split(const std::string& text, const char* flag) {
 }
 
 void serve(ServeArgs& args) {
-  const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
-  const Cluster cluster = load_cluster(args.cluster, catalog.keys());
+  const GpuCatalog shipped = GpuCatalog::load(gpu_catalog_dir());
+  const ClusterSpec cluster_spec = load_cluster_spec(args.cluster, shipped.keys());
+  const GpuCatalog catalog = catalog_with_cluster_types(shipped, cluster_spec);
+  const Cluster cluster = build_cluster(cluster_spec);
   const TransformerConfig model = load_transformer_config(args.model);
   serving::ServingOptions options = args.options;
   options.scheduler = serving::scheduler_from_string(args.scheduler);

@@ -2,6 +2,7 @@
 // `hetsim validate --suite`: the published runs of tools/hetsim/validation_suite.hpp, simulated.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "models/transformer_config.hpp"
 #include "schedules/timetable_json.hpp"
 #include "schedules/validator.hpp"
+#include "sim/cluster_gpu_types.hpp"
 #include "tools/hetsim/commands.hpp"
 #include "tools/hetsim/shipped_paths.hpp"
 #include "tools/hetsim/published_suite.hpp"
@@ -50,9 +52,19 @@ void validate_file(const std::string& path) {
   if (!doc.is_object()) root.fail("a cluster, model config, timetable or trace (a JSON object)");
   if (doc.contains("sites")) {
     const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
-    const Cluster cluster = load_cluster(path, catalog.keys());
-    fmt::print("{}: valid cluster \"{}\": {} GPUs in {} nodes, {} sites\n", path, cluster.name(),
-               cluster.gpu_count(), cluster.node_count(), cluster.sites().size());
+    const ClusterSpec spec = load_cluster_spec(path, catalog.keys());
+    catalog_with_cluster_types(catalog, spec);  // its own GPU types' figures are checked too
+    const Cluster cluster = build_cluster(spec);
+    fmt::print("{}: valid cluster \"{}\": {} GPUs in {} nodes, {} sites{}\n", path, cluster.name(),
+               cluster.gpu_count(), cluster.node_count(), cluster.sites().size(),
+               spec.gpu_types.empty() ? "" : fmt::format(", {} GPU types of its own", spec.gpu_types.size()));
+  } else if (doc.contains("peak_tflops")) {
+    // A GPU file is read as the catalog reads it: its key is its file name.
+    const std::filesystem::path file(path);
+    const GpuCatalog catalog = GpuCatalog::load(file.parent_path().empty() ? "." : file.parent_path().string());
+    const GpuSpec& gpu = catalog.at(file.stem().string());
+    fmt::print("{}: valid GPU type \"{}\" ({}): {:.4g} GiB, {:.4g} dense bf16 TFLOP/s\n", path, gpu.key,
+               gpu.display_name, gpu.hbm_bytes / (1024.0 * 1024 * 1024), gpu.peak(Dtype::kBf16) / 1e12);
   } else if (doc.contains("ops")) {  // stage_of is optional (looped placement)
     const Timetable t = timetable_from_json(doc, path);
     validate(t, path);
@@ -64,8 +76,8 @@ void validate_file(const std::string& path) {
                m.num_layers, m.hidden_size, m.total_params() / 1e9);
     for (const std::string& field : m.ignored_fields) fmt::print("  not modelled: {}\n", field);
   } else {
-    root.fail("a cluster (\"sites\"), a model config (\"hidden_size\"/\"n_embd\"), a timetable "
-              "(\"ops\") or a trace (\"traceEvents\")");
+    root.fail("a cluster (\"sites\"), a model config (\"hidden_size\"/\"n_embd\"), a GPU type "
+              "(\"peak_tflops\"), a timetable (\"ops\") or a trace (\"traceEvents\")");
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/error.hpp"
 #include "models/transformer_config.hpp"
+#include "sim/cluster_gpu_types.hpp"
 #include "tools/sweep/point_runner.hpp"
 #include "tools/sweep/sweep_spec.hpp"
 #include "topologies/cluster_loader.hpp"
@@ -50,9 +51,12 @@ void simulate_batch(const sweep::SweepSpec& spec, const GpuCatalog& catalog,
 
 }  // namespace
 
-PlanSearchResult search_plans(const GpuCatalog& catalog, const PlanSearchOptions& options) {
+PlanSearchResult search_plans(const GpuCatalog& shipped, const PlanSearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const ClusterSpec cluster = load_cluster_spec(options.space.cluster_file, catalog.keys());
+  const ClusterSpec cluster = load_cluster_spec(options.space.cluster_file, shipped.keys());
+  // The bounds read the cluster's own GPU types too; the simulated points load them again with
+  // the cluster (sweep's job cache), from the shipped catalog.
+  const GpuCatalog catalog = catalog_with_cluster_types(shipped, cluster);
   const TransformerConfig model = load_transformer_config(options.space.model_file);
   PlanSearchResult result;
   result.subsets = gpu_subsets(cluster, catalog);
@@ -120,7 +124,7 @@ PlanSearchResult search_plans(const GpuCatalog& catalog, const PlanSearchOptions
       batch.push_back(queue[next]);
     }
     if (batch.empty()) continue;
-    simulate_batch(spec, catalog, batch, options.jobs, result);
+    simulate_batch(spec, shipped, batch, options.jobs, result);
     result.simulated += batch.size();
     for (const std::size_t i : batch) {
       const PlanOutcome& outcome = result.outcomes[i];

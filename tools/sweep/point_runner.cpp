@@ -11,6 +11,7 @@
 #include "base/report_json.hpp"
 #include "base/json_input.hpp"
 #include "models/transformer_config.hpp"
+#include "sim/cluster_gpu_types.hpp"
 #include "tools/sweep/point_job.hpp"
 #include "topologies/cluster_loader.hpp"
 #include "traces/run_report.hpp"
@@ -24,14 +25,17 @@ class JobCache {
  public:
   explicit JobCache(const GpuCatalog& catalog) : catalog_(catalog) {}
 
-  const GpuCatalog& catalog() const { return catalog_; }
+  // The shipped catalog with the GPU types of the cluster file at `path` (loaded by cluster()).
+  const GpuCatalog& catalog(const std::string& path) const { return catalogs_.at(path); }
 
   const Cluster& cluster(const std::string& path, const ClusterVariation& variation) {
     const std::string key = path + "\n" + variation.cache_key();
     if (auto it = clusters_.find(key); it != clusters_.end()) return *it->second;
     auto spec = specs_.find(path);
-    if (spec == specs_.end())
+    if (spec == specs_.end()) {
       spec = specs_.emplace(path, load_cluster_spec(path, catalog_.keys())).first;
+      catalogs_.emplace(path, catalog_with_cluster_types(catalog_, spec->second));
+    }
     ClusterSpec varied = spec->second;
     if (!variation.gpu_type.empty()) check_gpu_type(variation.gpu_type);
     variation.apply(varied);
@@ -55,6 +59,7 @@ class JobCache {
 
   const GpuCatalog& catalog_;
   std::map<std::string, ClusterSpec> specs_;
+  std::map<std::string, GpuCatalog> catalogs_;  // by cluster file
   std::map<std::string, std::unique_ptr<Cluster>> clusters_;
   std::map<std::string, TransformerConfig> models_;
 };
@@ -66,7 +71,7 @@ nlohmann::json run_point(const SweepSpec& spec, std::size_t index, JobCache& cac
     const Cluster& cluster = cache.cluster(job.args.cluster, job.variation);
     const TransformerConfig& model = cache.model(job.args.model);
     const RunOptions options = cli::resolve_run_options(job.args, model);
-    const RunResult result = simulate_training(cluster, cache.catalog(), model, options);
+    const RunResult result = simulate_training(cluster, cache.catalog(job.args.cluster), model, options);
     nlohmann::json report = run_report_json(
         result,
         RunContext{job.args.cluster, job.args.model, model.name, cluster.gpu_count(), 0, "", model.ignored_fields});
