@@ -28,18 +28,26 @@ constexpr double kTieTolerance = 1e-9;
 // The WAN links between every ordered pair of sites. A route's WAN links depend only on its two
 // sites (Cluster::route joins the sites' WAN path between the GPUs' own links), so the route
 // between the first GPUs of two sites gives them for every pair of their GPUs.
+// What the search orders: the sites, or on a cluster of measured pair links (one site whose
+// machines are joined pair by pair) the machines, whose pair links are its WAN links.
 struct SiteRoutes {
+  bool by_node = false;
   int sites = 0;
   std::vector<std::vector<LinkId>> wan;  // [from * sites + to]
   std::vector<int> wan_index;            // LinkId -> dense index among WAN links, -1 for others
   std::vector<LinkId> wan_links;         // dense index -> LinkId
 };
 
+int unit_of(const Cluster& cluster, const SiteRoutes& routes, GpuId g) {
+  return routes.by_node ? cluster.gpu(g).node : cluster.gpu(g).site;
+}
+
 SiteRoutes site_routes(const Cluster& cluster) {
   SiteRoutes r;
-  r.sites = static_cast<int>(cluster.sites().size());
+  r.by_node = cluster.has_pair_links();
+  r.sites = r.by_node ? cluster.node_count() : static_cast<int>(cluster.sites().size());
   std::vector<GpuId> first(static_cast<std::size_t>(r.sites), -1);
-  for (GpuId g = cluster.gpu_count() - 1; g >= 0; --g) first[cluster.gpu(g).site] = g;
+  for (GpuId g = cluster.gpu_count() - 1; g >= 0; --g) first[unit_of(cluster, r, g)] = g;
   r.wan_index.assign(cluster.links().size(), -1);
   for (std::size_t l = 0; l < cluster.links().size(); ++l) {
     if (cluster.links()[l].link_class != LinkClass::kWan) continue;
@@ -66,7 +74,7 @@ SiteOrderScore score(const Cluster& cluster, const SiteRoutes& routes, const Pla
   SiteOrderScore s;
   // Adds a hop's bytes to its pair of sites; true when the hop crosses a WAN link.
   const auto hop = [&](Kind kind, GpuId from, GpuId to, double bytes) {
-    const int pair = cluster.gpu(from).site * sites + cluster.gpu(to).site;
+    const int pair = unit_of(cluster, routes, from) * sites + unit_of(cluster, routes, to);
     if (routes.wan[pair].empty()) return false;
     pair_bytes[kind][pair] += bytes;
     return true;
@@ -121,10 +129,10 @@ bool better(const SiteOrderScore& a, const SiteOrderScore& b) {
   return less(a.wan_usd, b.wan_usd);
 }
 
-// The GPUs site by site in `site_order`, file order inside each site.
-std::vector<GpuId> layout(const Cluster& cluster, const std::vector<int>& site_order) {
-  std::vector<std::vector<GpuId>> by_site(cluster.sites().size());
-  for (GpuId g = 0; g < cluster.gpu_count(); ++g) by_site[cluster.gpu(g).site].push_back(g);
+// The GPUs site by site (machine by machine) in `site_order`, file order inside each.
+std::vector<GpuId> layout(const Cluster& cluster, const SiteRoutes& routes, const std::vector<int>& site_order) {
+  std::vector<std::vector<GpuId>> by_site(static_cast<std::size_t>(routes.sites));
+  for (GpuId g = 0; g < cluster.gpu_count(); ++g) by_site[unit_of(cluster, routes, g)].push_back(g);
   std::vector<GpuId> order;
   order.reserve(static_cast<std::size_t>(cluster.gpu_count()));
   for (const int site : site_order)
@@ -243,11 +251,12 @@ Placement place_across_sites(const Cluster& cluster, int tp, int pp, int dp,
 
   SitePlacementReport found;
   found.exhaustive = exhaustive;
+  found.machines = routes.by_node;
   Placement best{tp, pp, dp};
   for (std::size_t c = 0; c < site_orders.size(); ++c) {
     // The file order is the default placement: an empty order keeps it exactly.
     Placement candidate{tp, pp, dp,
-                        c == 0 ? std::vector<GpuId>{} : layout(cluster, site_orders[c])};
+                        c == 0 ? std::vector<GpuId>{} : layout(cluster, routes, site_orders[c])};
     SiteOrderScore s = score(cluster, routes, candidate, traffic);
     s.site_order = site_orders[c];
     if (c > 0 && better(s, found.candidates[found.chosen])) {

@@ -4,6 +4,11 @@
 // replicas of a pipeline rank inside one site, and the pipeline's activations on the wide-area
 // links, along the order of sites whose WAN links carry that traffic fastest.
 //
+// On a cluster given as a measured pair-link matrix (topologies/README.md, "Pair links"), the
+// same search orders its machines instead of its sites: the pair links are its wide-area links,
+// and the order that puts the pipeline's boundaries on the fastest pairs wins (the pipeline
+// half of the DT-FM scheduler's problem, Yuan et al., NeurIPS 2022, section 3).
+//
 // What it chooses: the order in which sites are filled. A candidate lays the GPUs out site by
 // site (file order inside a site, so a node's GPUs stay consecutive) and Megatron's rank order runs
 // over that sequence: pipeline rank r gets the r-th block of tp*dp GPUs. Each candidate is scored
@@ -44,7 +49,8 @@ struct PlacementTraffic {
 // One placement's WAN use. Bytes are summed over the directed WAN links they cross (a message
 // over two WAN links counts twice), as RunResult::bytes_wan counts them.
 struct SiteOrderScore {
-  // Sites (indexes into Cluster::sites()) in the order they are filled: site_order[0] holds
+  // Sites (indexes into Cluster::sites()), or machines (node indexes) when the report says
+  // `machines`, in the order they are filled: site_order[0] holds
   // pipeline rank 0. Empty for a placement scored by score_placement.
   std::vector<int> site_order = {};
   double wan_seconds = 0;  // sum over WAN links of bytes / bandwidth_bytes_per_s
@@ -63,6 +69,9 @@ struct SitePlacementReport {
   std::vector<SiteOrderScore> candidates;  // in search order; candidates[0] is the file order
   std::size_t chosen = 0;                  // index into candidates
   bool exhaustive = true;                  // false: too many sites for every order (see .cpp)
+  // true: the cluster's machines are joined by measured pair links, and the orders are of its
+  // machines (node indexes), not of its sites.
+  bool machines = false;
 };
 
 // Places a tp x pp x dp plan (tp*pp*dp must be the cluster's GPU count) by the search above.

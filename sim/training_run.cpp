@@ -468,8 +468,8 @@ Placement site_aware_placement(const Cluster& cluster, const GpuCatalog& catalog
   SitePlacementReport report;
   Placement placement = place_across_sites(cluster, plan.tp, plan.pp, plan.dp, traffic, &report);
   if (site_order != nullptr)
-    for (int site : report.candidates[report.chosen].site_order)
-      site_order->push_back(cluster.sites()[site].name);
+    for (int unit : report.candidates[report.chosen].site_order)
+      site_order->push_back(report.machines ? cluster.node_name(unit) : cluster.sites()[unit].name);
   return placement;
 }
 

@@ -60,6 +60,8 @@ const GpuPlace& Cluster::gpu(GpuId id) const {
   return impl_->gpus[id];
 }
 
+bool Cluster::has_pair_links() const { return !impl_->pair_links.empty(); }
+
 const std::string& Cluster::node_name(int node) const {
   check_node(*impl_, node);
   return impl_->nodes[node].name;

@@ -67,6 +67,8 @@ class Cluster {
   const std::string& node_name(int node) const;
   GpuId first_gpu_of_node(int node) const;
   int gpus_in_node(int node) const;
+  // Whether some machines are joined by measured pair links (ClusterSpec::pair_links).
+  bool has_pair_links() const;
 
   // Ordered links from GPU `from` to GPU `to` (empty when from == to). Computed once per pair of
   // endpoints' attachment points and cached; O(hops) after the first call.

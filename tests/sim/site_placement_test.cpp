@@ -350,3 +350,39 @@ TEST_CASE("site placement rejects plans it cannot place") {
                        "placement traffic of -1 bytes; expected a finite number >= 0", PlanError);
   CHECK_THROWS_AS(place_across_sites(c, 0, 3, 2, {}), PlanError);
 }
+
+TEST_CASE("on a pair-link matrix the search orders machines: the pipeline takes the fastest pairs") {
+  // pair-matrix-3machine.json (Yuan et al. 2022's AWS measurements) with its machines listed
+  // Virginia, Oregon, Ohio: the file order chains a 3-stage pipeline over Virginia-Oregon (0.79
+  // Gbit/s) and Oregon-Ohio (1.10); Virginia-Ohio-Oregon uses 1.12 and 1.10. With A bytes each
+  // way per boundary, the WAN seconds are A (1/0.79 + 1/1.10) against A (1/1.12 + 1/1.10) (per
+  // GB/s, both directions), and the search must move Ohio to the middle. Before, one site meant
+  // one order: the search could not tell the machines apart.
+  nlohmann::json doc;
+  std::ifstream(kRoot + "/topologies/clusters/pair-matrix-3machine.json") >> doc;
+  auto& groups = doc["sites"][0]["node_groups"];
+  std::swap(groups[1], groups[2]);  // virginia, oregon, ohio
+  const Cluster cluster = load_written(doc, "pair_matrix_reordered");
+  REQUIRE(cluster.has_pair_links());
+  PlacementTraffic traffic;
+  traffic.activation_bytes = 8e9;  // per GPU, both ways
+  SitePlacementReport report;
+  const Placement placement = place_across_sites(cluster, 8, 3, 1, traffic, &report);
+  CHECK(report.machines);
+  CHECK(report.exhaustive);
+  REQUIRE(report.candidates.size() == 6);  // 3! orders of the machines
+  const std::vector<int> chosen = report.candidates[report.chosen].site_order;
+  std::vector<std::string> names;
+  for (int node : chosen) names.push_back(cluster.node_name(node));
+  std::printf("pair-matrix, machines Virginia, Oregon, Ohio: chosen %s -> %s -> %s, %.3f WAN s against %.3f s in file order\n",
+              names[0].c_str(), names[1].c_str(), names[2].c_str(), report.candidates[report.chosen].wan_seconds,
+              report.candidates[0].wan_seconds);
+  CHECK(names == std::vector<std::string>{"aws/virginia0", "aws/ohio0", "aws/oregon0"});
+  // Every GPU pair across a boundary: 8 pairs x A/2 each way x 2 directions per boundary.
+  const double per_gbps = 8 * traffic.activation_bytes / (1e9 / 8);
+  CHECK(report.candidates[0].wan_seconds == doctest::Approx(per_gbps * (1 / 0.79 + 1 / 1.10)).epsilon(1e-9));
+  CHECK(report.candidates[report.chosen].wan_seconds ==
+        doctest::Approx(per_gbps * (1 / 1.12 + 1 / 1.10)).epsilon(1e-9));
+  // Pipeline rank 1 runs on Ohio's GPUs.
+  CHECK(cluster.node_name(cluster.gpu(placement.gpu(0, 1, 0)).node) == "aws/ohio0");
+}
