@@ -252,14 +252,16 @@ Timetable build_timetable(const Cluster& cluster, const GpuCatalog& catalog,
   return t;
 }
 
-// What the pipeline ranks wait for around their sends: Megatron-LM's own schedules wait for each
-// batch of sends and receives unless --overlap-p2p-comm; the other schedules' runtimes (and a
+// What the pipeline ranks wait for around their sends: Megatron-LM's 1F1B waits for each batch of
+// sends and receives unless --overlap-p2p-comm, its interleaved schedule only with
+// --no-overlap-p2p-communication (its default since October 2023); the other schedules' runtimes (and a
 // timetable file, whose runtime is unknown) leave sends in flight unless --blocking-p2p says the
 // runtime waits for them.
 P2pSync p2p_sync(const RunOptions& options, const Timetable& t) {
   if (options.overlap_p2p_comm) return P2pSync::kAsync;
   if (!options.timetable && t.kind == "1f1b") return P2pSync::kSeparateWithinPhase;
-  if (!options.timetable && t.kind == "interleaved") return P2pSync::kBatched;
+  if (!options.timetable && t.kind == "interleaved")
+    return options.no_overlap_p2p_comm ? P2pSync::kBatched : P2pSync::kAsync;
   // A receive posted once the previous op's sends are done: Megatron's 1F1B warmup and
   // cooldown wait exactly so (P2pSync::kSeparateWithinPhase).
   if (options.blocking_p2p) return P2pSync::kSeparateWithinPhase;

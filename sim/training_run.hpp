@@ -45,6 +45,12 @@ struct RunOptions {
   // Megatron-LM schedules (1f1b, interleaved) wait for each op's batch of sends and receives
   // (sim/pipeline_replay.hpp, P2pSync); the other schedules' runtimes never wait for a send.
   bool overlap_p2p_comm = false;
+  // --no-overlap-p2p-communication: the interleaved schedule batches each op's sends and
+  // receives and waits for them (P2pSync::kBatched), as Megatron-LM did until October 2023.
+  // Without it interleaved sends overlap compute: Megatron-LM's default since commit 4eeff55d
+  // ("Make overlap_p2p_comm the default", arguments.py's --no-overlap-p2p-communication,
+  // store_false), which applies to the interleaved schedule only (1F1B keeps waiting).
+  bool no_overlap_p2p_comm = false;
   // --blocking-p2p: the pipeline runtime queues a stage's sends and receives on one stream in
   // program order, so its next receive (and the op that needs it) waits until its previous
   // sends have completed: DS3Lab's GpipeAsync (Decentralized_FM_alpha, one NCCL stream for

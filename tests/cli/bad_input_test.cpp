@@ -219,6 +219,7 @@ TEST_CASE("a GPU without the run's dtype names the GPU, the dtype and the flag t
         "GPU type a100-80gb (NVIDIA A100 SXM4 80GB) has no fp8 tensor cores; drop --fp8-format e4m3 to train "
         "it in bf16");
   CHECK(run_error("--fp8-format e5m2") == "--fp8-format: got \"e5m2\"; expected e4m3 or hybrid");
+  CHECK(run_error("--fp32 --fp8-format hybrid") == "--fp8-format hybrid runs FP8 linear layers on a bf16 base; drop --fp32");
 }
 
 TEST_CASE("validate takes a FILE or --suite, and --json only with --suite") {

@@ -46,6 +46,29 @@ TEST_CASE("the report names the precision and the default is bf16") {
   CHECK(fp16["gradient_reduce_s_per_rank"][0].get<double>() < bf16["gradient_reduce_s_per_rank"][0].get<double>());
 }
 
+TEST_CASE("--fp32 trains with TF32 matmuls on H100 and plain fp32 ones on V100, 16 bytes per parameter") {
+  // Before: "--fp32: argument was not expected". On the default run (H100), TF32's peak is half
+  // bf16's, so the iteration is slower and MFU is taken against the TF32 peak; --no-tf32 runs the
+  // matmuls on the fp32 pipes, slower still. Static memory: 16 bytes per parameter against 18.
+  std::string table;
+  const auto tf32 = run_json("--gbs 16 --fp32", &table);
+  const auto fp32 = run_json("--gbs 16 --fp32 --no-tf32");
+  const auto bf16 = run_json("--gbs 16");
+  CHECK(tf32["precision"] == "fp32-tf32");
+  CHECK(fp32["precision"] == "fp32");
+  CHECK(table.find("precision                    fp32-tf32 (gradients reduced in fp32; MFU against the tf32 peak)") !=
+        std::string::npos);
+  std::printf("default run, gbs 16: bf16 %.4f s, fp32 with TF32 %.4f s, plain fp32 %.4f s\n",
+              bf16["iteration_time_s"].get<double>(), tf32["iteration_time_s"].get<double>(),
+              fp32["iteration_time_s"].get<double>());
+  CHECK(tf32["iteration_time_s"].get<double>() > bf16["iteration_time_s"].get<double>());
+  CHECK(fp32["iteration_time_s"].get<double>() > tf32["iteration_time_s"].get<double>());
+  const auto v100 = run_json("--cluster " + std::string(HETSIM_SOURCE_DIR) +
+                             "/tests/cli/clusters/dgx1-v100.json --tp 8 --pp 1 --gbs 8 --seq-length 2048 --fp32");
+  CHECK(v100["precision"] == "fp32-tf32");
+  CHECK(std::isfinite(v100["mfu"].get<double>()));  // against the fp32 peak: a V100 has no TF32
+}
+
 TEST_CASE("a V100 cluster trains in fp16 at its tensor-core peak and MFU stays finite") {
   const auto v100 = run_json("--cluster " + std::string(HETSIM_SOURCE_DIR) +
                              "/tests/cli/clusters/dgx1-v100.json --tp 8 --pp 1 --gbs 8 --seq-length 2048 --fp16");

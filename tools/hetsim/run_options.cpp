@@ -155,10 +155,14 @@ CLI::Option* add_run_options(CLI::App& cmd, RunArgs& args) {
                "pipeline sends and receives share one stream in program order: a stage's next "
                "receive waits for its previous sends to complete (DS3Lab's GpipeAsync, "
                "DeepSpeed's PipelineEngine); any schedule");
-  cmd.add_flag("--overlap-p2p-comm", args.options.overlap_p2p_comm,
-               "pipeline sends leave without the sender waiting for them (Megatron); otherwise "
-               "1f1b and interleaved wait for each op's sends and receives as Megatron-LM does")
+  CLI::Option* overlap_p2p = cmd.add_flag("--overlap-p2p-comm", args.options.overlap_p2p_comm,
+               "pipeline sends leave without the sender waiting for them; otherwise 1f1b waits for "
+               "each op's sends and receives as Megatron-LM does (interleaved overlaps by default)")
       ->excludes(blocking_p2p);
+  cmd.add_flag("--no-overlap-p2p-communication", args.options.no_overlap_p2p_comm,
+               "interleaved: batch each op's sends and receives and wait for them, as Megatron-LM "
+               "did before October 2023 (its default since then overlaps them)")
+      ->excludes(overlap_p2p);
   cmd.add_option("--ddp-bucket-size", args.options.ddp_bucket_params,
                  "parameters per gradient bucket (0: Megatron's max(40M, 1M x dp))")
       ->capture_default_str();

@@ -149,6 +149,9 @@ RunOptions run_options(const ValidationCase& c) {
   p.async_tp_allreduce = c.async_tp_allreduce;
   p.gradient_accumulation_fusion = c.gradient_accumulation_fusion;
   o.schedule = c.vpp > 1 ? "interleaved" : "1f1b";
+  // Both papers' Megatron-LM batched each op's pipeline sends and receives and waited for them
+  // (torch.distributed.batch_isend_irecv in p2p_communication.py; overlapping came in 2023).
+  o.no_overlap_p2p_comm = true;
   return o;
 }
 
