@@ -5,8 +5,8 @@
 
 namespace hetsim {
 
-CollectiveLauncher::CollectiveLauncher(Engine& engine, Network* network, double window_bytes)
-    : engine_(engine), handler_id_(engine.add_handler(*this)), network_(network), window_bytes_(window_bytes) {}
+CollectiveLauncher::CollectiveLauncher(Engine& engine, Network* network)
+    : engine_(engine), handler_id_(engine.add_handler(*this)), network_(network) {}
 
 std::uint32_t CollectiveLauncher::add_slot(std::function<void()> done) {
   done_.push_back(std::move(done));
@@ -34,7 +34,7 @@ void CollectiveLauncher::launch(std::uint32_t slot, const std::vector<RingHops>&
       // The network adds the route's latency once; the other steps' latencies come on top.
       network_->start_flow(hop.route, load.hop_bytes * hop.wire_share, kTokenBit | slot,
                            (load.steps - 1) * hop.latency_s,
-                           network_->window_rate_cap(hop.route, window_bytes_));
+                           network_->window_rate_cap(hop.route));
     }
   }
   if (pending == 0) engine_.schedule(network_ == nullptr ? collective.alpha_beta_s : 0, handler_id_, 0, slot);

@@ -23,9 +23,9 @@ class CollectiveLauncher : public EventHandler {
   // Flow tokens of this class carry this bit, so the network's one listener can dispatch.
   static constexpr std::uint64_t kTokenBit = std::uint64_t{1} << 63;
 
-  // `network` null: every collective takes its alpha_beta_s. `window_bytes`: bytes in flight
-  // per ring connection where a link has a round trip (Network::window_rate_cap); 0: unbounded.
-  CollectiveLauncher(Engine& engine, Network* network, double window_bytes = 0);
+  // `network` null: every collective takes its alpha_beta_s. A ring hop is a connection: its
+  // flow runs at most at the network's window rate over its route (Network::window_rate_cap).
+  CollectiveLauncher(Engine& engine, Network* network);
 
   // A stream's slot; `done` is called when the collective launched on it completes.
   std::uint32_t add_slot(std::function<void()> done);
@@ -43,7 +43,6 @@ class CollectiveLauncher : public EventHandler {
   Engine& engine_;
   std::uint32_t handler_id_;
   Network* network_;
-  double window_bytes_;
   std::vector<std::function<void()>> done_;  // [slot]
   std::vector<int> flows_pending_;           // [slot]
   std::uint64_t flows_ = 0;

@@ -53,6 +53,9 @@ struct NetworkOptions {
   // false runs progressive filling even when the change leaves one flow alone on its links (whose
   // rate is then its route's smallest capacity, computed directly): for checking that shortcut.
   bool lone_flow_shortcut = true;
+  // Bytes one connection keeps in flight where its route has a round trip (LinkCapacity::
+  // round_trip_s): window_rate_cap's window. 0: unbounded.
+  double connection_window_bytes = 0;
 };
 
 class Network : public EventHandler {
@@ -85,14 +88,16 @@ class Network : public EventHandler {
                         std::uint64_t token, double rate_cap = kUncapped);
 
   static constexpr double kUncapped = std::numeric_limits<double>::infinity();
-  // The rate a transport holding at most `window_bytes` in flight reaches on `route`: a window
-  // per round trip (the fluid bound of a sliding window, Mathis et al., CCR 1997: rate <=
-  // window / RTT), the round trip summed over the route's links' round_trip_s. kUncapped when
-  // the window is 0 (unbounded) or the route adds no round trip.
-  double window_rate_cap(std::span<const int> route, double window_bytes) const {
+  // The rate a connection holding at most NetworkOptions::connection_window_bytes in flight
+  // reaches on `route`: a window per round trip (the fluid bound of a sliding window, Mathis et
+  // al., CCR 1997: rate <= window / RTT), the round trip summed over the route's links'
+  // round_trip_s. kUncapped when the window is 0 (unbounded) or the route adds no round trip.
+  // The cap to pass to start_flow for a connection's message.
+  double window_rate_cap(std::span<const int> route) const {
     double round_trip_s = 0;
     for (int link : route) round_trip_s += round_trip_s_[link];
-    return window_bytes > 0 && round_trip_s > 0 ? window_bytes / round_trip_s : kUncapped;
+    const double window = options_.connection_window_bytes;
+    return window > 0 && round_trip_s > 0 ? window / round_trip_s : kUncapped;
   }
 
   // Starts fetching the state of these links into the CPU's caches, for flows about to start or

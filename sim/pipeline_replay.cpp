@@ -271,12 +271,15 @@ class PipelineReplay : public EventHandler, public FlowListener {
         flags_(static_cast<std::size_t>(in.replicas) * stages_ * microbatches_, 0),
         optimizer_start_s_(workers_.size(), 0) {
     handler_id_ = engine_.add_handler(*this);
-    if (in.routes != nullptr) network_ = std::make_unique<Network>(engine_, in.links, *this);
+    if (in.routes != nullptr) {
+      NetworkOptions options;
+      options.connection_window_bytes = in.connection_window_bytes;
+      network_ = std::make_unique<Network>(engine_, in.links, *this, options);
+    }
     if (!in.sync.empty() && in.sync.size() != static_cast<std::size_t>(ranks_))
       throw SimulationError("gradient synchronisation needs one entry per pipeline rank");
     const std::vector<RankSync>& sync = in.sync.empty() ? no_sync_ : in.sync;
-    launcher_ = std::make_unique<CollectiveLauncher>(
-        engine_, in.alpha_beta_collectives ? nullptr : network_.get(), in.connection_window_bytes);
+    launcher_ = std::make_unique<CollectiveLauncher>(engine_, in.alpha_beta_collectives ? nullptr : network_.get());
     sync_ = std::make_unique<GradientSync>(
         engine_, *launcher_, sync, in.rank_pairs, in.optimizer_sync, in.replicas, in.observer, [this](int rank) { return step_optimizer(rank); },
         [this](int /*rank*/) { stats_.iteration_s = std::max(stats_.iteration_s, engine_.now()); });
@@ -876,7 +879,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
       channel.wire_share = in_.routes->wire_share(src, dst);
       channel.delay_s = common_route_delay_s(routes);
       if (channel.delay_s != kRouteDelaysDiffer && !routes.empty())
-        channel.rate_cap = network_->window_rate_cap(routes[0], in_.connection_window_bytes);
+        channel.rate_cap = network_->window_rate_cap(routes[0]);
     }
     workers_[src].channels.push_back({dst, kind, id});
   }
@@ -886,11 +889,9 @@ class PipelineReplay : public EventHandler, public FlowListener {
   double common_route_delay_s(const std::vector<std::span<const int>>& routes) const {
     if (routes.empty()) return 0;
     const double common = network_->route_delay_s(routes[0]);
-    const double window = in_.connection_window_bytes;
-    const double cap = network_->window_rate_cap(routes[0], window);
+    const double cap = network_->window_rate_cap(routes[0]);
     for (std::size_t r = 1; r < routes.size(); ++r)
-      if (network_->route_delay_s(routes[r]) != common ||
-          network_->window_rate_cap(routes[r], window) != cap)
+      if (network_->route_delay_s(routes[r]) != common || network_->window_rate_cap(routes[r]) != cap)
         return kRouteDelaysDiffer;
     return common;
   }
@@ -925,7 +926,7 @@ class PipelineReplay : public EventHandler, public FlowListener {
         const bool draining =
             channel.delay_s == kRouteDelaysDiffer
                 ? network_->start_flow(route, transfer.bytes_per_gpu, id, 0,
-                                       network_->window_rate_cap(route, in_.connection_window_bytes))
+                                       network_->window_rate_cap(route))
                 : network_->start_flow_after(route, channel.delay_s, transfer.bytes_per_gpu, id,
                                              channel.rate_cap);
         if (draining) ++transfer.flows_draining;

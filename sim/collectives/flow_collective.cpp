@@ -180,14 +180,16 @@ class PlanRunner : public FlowListener {
                                  n +
                              i;
     // A transfer with nothing to drain has left at once: its drain dependents start now.
-    if (!network_.start_flow(cluster_.route(ring[i], ring[(i + 1) % n]), phase.bytes, id))
+    const std::span<const LinkId> route = cluster_.route(ring[i], ring[(i + 1) % n]);
+    if (!network_.start_flow(route, phase.bytes, id, 0, network_.window_rate_cap(route)))
       on_flow_drained(id);
   }
 
   void start_stored(int t) {
     const Transfer& transfer = plan_.transfers[t];
-    if (!network_.start_flow(cluster_.route(transfer.src, transfer.dst), transfer.bytes,
-                             static_cast<std::uint64_t>(t)))
+    const std::span<const LinkId> route = cluster_.route(transfer.src, transfer.dst);
+    if (!network_.start_flow(route, transfer.bytes, static_cast<std::uint64_t>(t), 0,
+                             network_.window_rate_cap(route)))
       on_flow_drained(static_cast<std::uint64_t>(t));
   }
   void release(const std::vector<int>& dependents) {

@@ -85,6 +85,22 @@ TEST_CASE("send across nodes: route latency + S / NIC bandwidth") {
               "send GPU 0 -> GPU 8, 1 GB");
 }
 
+TEST_CASE("a send over a WAN link moves one window per round trip, the link's rate or not") {
+  // two-site-wan.json: GPU 0 (dc-a) -> GPU 16 (dc-b) crosses a NIC, the 100 Gbit/s WAN link (20 ms
+  // one way) and a NIC. One socket keeps W = 3 MiB in flight per 40 ms round trip
+  // (sim/transport_window.hpp): 1 GiB takes L + S / (W / 40 ms) = 13.7 s, not the 0.11 s the
+  // link's 12.5 GB/s would give, which is what the flows ran at before.
+  const Cluster c =
+      load_cluster(std::string(HETSIM_SOURCE_DIR) + "/topologies/clusters/two-site-wan.json", {"h100-sxm"});
+  const CollectivePlan plan = plan_collective(c, CollectiveOp::kSend, CollectiveAlgo::kRing, {0, 16}, kGiB);
+  const double latency = c.route_latency_s(0, 16);
+  NetworkOptions windowed;
+  windowed.connection_window_bytes = 3.0 * 1024 * 1024;
+  check_exact(simulate_collective_flows(c, plan, windowed).time_s, latency + kGiB / (windowed.connection_window_bytes / 40e-3),
+              "send 1 GiB over 40 ms RTT, one 3 MiB window");
+  check_exact(simulate_collective_flows(c, plan).time_s, latency + kGiB / 12.5e9, "same, no window: S / B_wan");
+}
+
 TEST_CASE("all-to-all inside a node: each GPU's NVLink carries its n-1 messages of S/n") {
   const double n = 8, s = 1e9;
   check_exact(flow_s(CollectiveOp::kAllToAll, CollectiveAlgo::kRing, first_gpus(8), s),

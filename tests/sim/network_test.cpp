@@ -140,12 +140,15 @@ TEST_CASE("a windowed flow over a long round trip runs at window / RTT, not at t
   Arrivals arrivals(engine);
   std::vector<LinkCapacity> links{{50e9, 12e-6}, {12.5e9, 20e-3}, {50e9, 12e-6}};
   links[1].round_trip_s = 2 * 20e-3;
-  Network network(engine, links, arrivals);
   const double window = 3.0 * 1024 * 1024;
-  const double cap = network.window_rate_cap(kLinks012, window);
+  NetworkOptions options;
+  options.connection_window_bytes = window;
+  Network network(engine, links, arrivals, options);
+  const double cap = network.window_rate_cap(kLinks012);
   check_close(cap, window / 40e-3, "rate cap W / RTT (reported in bytes/s)");
-  CHECK(network.window_rate_cap(kLink0, window) == Network::kUncapped);  // no round trip
-  CHECK(network.window_rate_cap(kLinks012, 0) == Network::kUncapped);    // no window
+  CHECK(network.window_rate_cap(kLink0) == Network::kUncapped);  // no round trip
+  Network unbounded(engine, links, arrivals);
+  CHECK(unbounded.window_rate_cap(kLinks012) == Network::kUncapped);  // no window
   network.start_flow(kLinks012, 1e9, 1, 0, cap);
   engine.run();
   check_close(arrivals.at[1], 24e-6 + 20e-3 + 1e9 / cap, "L_route + S / (W / RTT)");

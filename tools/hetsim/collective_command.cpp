@@ -14,6 +14,7 @@
 #include "sim/collectives/alpha_beta.hpp"
 #include "sim/collectives/collective_plan.hpp"
 #include "sim/collectives/flow_collective.hpp"
+#include "sim/transport_window.hpp"
 #include "tools/hetsim/commands.hpp"
 #include "tools/hetsim/shipped_paths.hpp"
 #include "topologies/cluster_loader.hpp"
@@ -29,6 +30,7 @@ struct CollectiveArgs {
   std::string gpus = "8";
   std::string bytes = "1G";
   double overhead_us = 0;
+  int nccl_sockets = 1;
   bool alpha_beta = false;
   bool json = false;
 };
@@ -102,6 +104,7 @@ void run(const CollectiveArgs& args) {
     const CollectivePlan plan = plan_collective(cluster, op, algo, gpus, bytes);
     NetworkOptions options;
     options.per_message_overhead_s = args.overhead_us * 1e-6;
+    options.connection_window_bytes = socket_connection_window_bytes(args.nccl_sockets);
     const CollectiveTiming timing = simulate_collective_flows(cluster, plan, options);
     time_s = timing.time_s;
     extra["transfers"] = timing.transfers;
@@ -152,7 +155,13 @@ void add_collective_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--overhead-us", args->overhead_us, "fixed software cost added to every message (us)")
       ->capture_default_str();
-  cmd->add_flag("--alpha-beta", args->alpha_beta, "closed-form fast path instead of the flow simulation");
+  cmd->add_option("--nccl-sockets", args->nccl_sockets,
+                  "TCP connections per NCCL socket-transport connection: over WAN and pair links each "
+                  "transfer keeps this many 3 MiB windows in flight per round trip (as run's)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("--alpha-beta", args->alpha_beta,
+                "closed-form fast path instead of the flow simulation (no transport windows)");
   cmd->add_flag("--json", args->json, "print the result as JSON");
   cmd->callback([args] { run(*args); });
 }
