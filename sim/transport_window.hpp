@@ -14,7 +14,8 @@ namespace hetsim {
 inline constexpr double kTcpWindowBytes = 3.0 * 1024 * 1024;
 
 // A NCCL socket-transport connection of `sockets` TCP connections (NCCL_SOCKET_NTHREADS x
-// NCCL_NSOCKS_PERTHREAD: src/transport/net_socket.cc stripes each message over them).
+// NCCL_NSOCKS_PERTHREAD; src/transport/net_socket.cc, ncclSocketGetNsockNthread, picks 1 x 1
+// unless the NIC's PCI vendor is AWS's 0x1d0f, 2 x 8 there, and stripes each message over them).
 inline double socket_connection_window_bytes(int sockets) { return sockets * kTcpWindowBytes; }
 
 }  // namespace hetsim
