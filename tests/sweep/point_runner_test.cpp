@@ -2,6 +2,7 @@
 // point that cannot run recorded with its reason instead of ending the sweep.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <numeric>
 
 #include "tools/sweep/point_runner.hpp"
@@ -74,6 +75,29 @@ TEST_CASE("a cluster variation reaches the simulated cluster; an unknown GPU typ
   CHECK(lines[1]["report"]["iteration_time_s"].get<double>() <
         lines[0]["report"]["iteration_time_s"].get<double>());
   CHECK(lines[2]["error"] ==
-        "gpu_type: got \"h100-sxn\"; expected a GPU type of the catalog (models/gpus); did you "
-        "mean \"h100-sxm\"?");
+        "gpu_type: got \"h100-sxn\"; expected a GPU type of the catalog (models/gpus) or of the "
+        "cluster's gpu_types; did you mean \"h100-sxm\"?");
+}
+
+TEST_CASE("a sweep's gpu_type may name a GPU type the cluster file defines") {
+  // Before: the key was checked against the shipped catalog only, so a cluster's own type
+  // (gpu_types, topologies/README.md) could be named by its node groups but not swept to.
+  json cluster;
+  std::ifstream(kRoot + "/topologies/clusters/dgx-a100-1node.json") >> cluster;
+  cluster["gpu_types"] = {{"a100-80gb-capped",
+                           {{"base", "a100-80gb"},
+                            {"hbm_GiB", 40},
+                            {"sources", {{"hbm_GiB", "a test's figure"}}}}}};
+  const std::string path = "/tmp/hetsim_point_runner_gpu_types.json";
+  std::ofstream(path) << cluster.dump(2);
+  json spec = json::parse(R"({"base": {"gbs": 16, "seq-length": 1024, "tp": 8, "pp": 1},
+      "points": [{"gpu_type": "a100-80gb-capped"}]})");
+  spec["base"]["cluster"] = path;
+  spec["base"]["model"] = kRoot + "/models/configs/llama-3.2-1b.json";
+  const auto catalog = hetsim::GpuCatalog::load(kRoot + "/models/gpus");
+  const std::vector<json> lines = run_all(parse_sweep_spec(spec, "spec.json"), catalog, 1);
+  REQUIRE(lines.size() == 1);
+  CAPTURE(lines[0].dump());
+  CHECK(lines[0]["report"]["peak_memory_gib"]["per_gpu"][0]["gpu_type"] == "a100-80gb-capped");
+  CHECK(lines[0]["report"]["peak_memory_gib"]["per_gpu"][0]["capacity_gib"] == 40.0);
 }

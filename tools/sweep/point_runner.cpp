@@ -37,7 +37,7 @@ class JobCache {
       catalogs_.emplace(path, catalog_with_cluster_types(catalog_, spec->second));
     }
     ClusterSpec varied = spec->second;
-    if (!variation.gpu_type.empty()) check_gpu_type(variation.gpu_type);
+    if (!variation.gpu_type.empty()) check_gpu_type(variation.gpu_type, catalogs_.at(path));
     variation.apply(varied);
     return *clusters_.emplace(key, std::make_unique<Cluster>(build_cluster(varied))).first->second;
   }
@@ -48,13 +48,15 @@ class JobCache {
   }
 
  private:
-  void check_gpu_type(const std::string& type) const {
-    const std::vector<std::string> keys = catalog_.keys();
+  // `type` must be in `catalog`: the shipped types and the cluster file's own.
+  static void check_gpu_type(const std::string& type, const GpuCatalog& catalog) {
+    const std::vector<std::string> keys = catalog.keys();
     if (std::find(keys.begin(), keys.end(), type) != keys.end()) return;
     const std::string near = nearest_word(type, keys);
-    throw Error(fmt::format("{}: got \"{}\"; expected a GPU type of the catalog (models/gpus){}",
-                            kGpuTypeKey, type,
-                            near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+    throw Error(fmt::format(
+        "{}: got \"{}\"; expected a GPU type of the catalog (models/gpus) or of the cluster's "
+        "gpu_types{}",
+        kGpuTypeKey, type, near.empty() ? "" : "; did you mean \"" + near + "\"?"));
   }
 
   const GpuCatalog& catalog_;
