@@ -75,6 +75,22 @@ TEST_CASE("on a mixed cluster the best plan of every GPU subset equals brute for
   CHECK(text.find(chosen.left_out.empty()
                       ? "The best plan uses every GPU."
                       : "The best plan leaves out " + chosen.left_out_text) != std::string::npos);
+  // Every ranked row on a subset names what it leaves out: before, plans of the same shape on
+  // two subsets of the same size printed as identical rows ("(16 GPUs)").
+  PlanSearchOptions every_row = options;
+  every_row.top = result.ranking.size();
+  const std::string all_rows = plan_text(result, every_row);
+  int subset_rows = 0;
+  for (std::size_t k = 0; k < result.ranking.size(); ++k) {
+    const PlanOutcome& o = result.outcomes[result.ranking[k]];
+    const GpuSubset& subset = result.subsets[o.candidate.subset];
+    if (subset.left_out.empty()) continue;
+    CAPTURE(subset.left_out_text);
+    ++subset_rows;
+    CHECK(all_rows.find(o.candidate.text() + " (" + std::to_string(subset.gpus) + " GPUs, without " +
+                        subset.left_out.front()) != std::string::npos);
+  }
+  CHECK(subset_rows > 0);
 }
 
 TEST_CASE("the ranking is by the objective, ties by enumeration order") {

@@ -2,6 +2,7 @@
 #include "tools/plan/plan_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -121,18 +122,28 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
       result.wall_s, result.wall_s > 0 ? result.simulated / result.wall_s : 0.0);
   if (result.ranking.empty()) return out + "no candidate fits in memory and runs\n";
   const PlanOutcome& best = result.outcomes[result.ranking.front()];
-  out += fmt::format("{:>4}  {:<64} {:>9} {:>10} {:>8} {:>15} {:>7} {:>9}  {}\n", "rank", "plan",
-                     "iter s", "tokens/s", "$/Mtok", "peak/free GiB", "bubble", "exp.comm", "why");
   const std::size_t shown = std::min(options.top, result.ranking.size());
+  // Plans on different subsets can read alike: each row names the GPUs it leaves out, and the
+  // column widens to the longest row.
+  std::vector<std::string> plans;
+  std::size_t width = 64;
+  for (std::size_t k = 0; k < shown; ++k) {
+    const PlanOutcome& o = result.outcomes[result.ranking[k]];
+    std::string plan = o.candidate.text();
+    const GpuSubset& subset = result.subsets[o.candidate.subset];
+    if (!subset.left_out.empty())
+      plan += fmt::format(" ({} GPUs, without {})", subset.gpus, fmt::join(subset.left_out, ", "));
+    width = std::max(width, plan.size());
+    plans.push_back(std::move(plan));
+  }
+  out += fmt::format("{:>4}  {:<{}} {:>9} {:>10} {:>8} {:>15} {:>7} {:>9}  {}\n", "rank", "plan", width,
+                     "iter s", "tokens/s", "$/Mtok", "peak/free GiB", "bubble", "exp.comm", "why");
   for (std::size_t k = 0; k < shown; ++k) {
     const PlanOutcome& o = result.outcomes[result.ranking[k]];
     const PlanFigures f = plan_figures(o);
-    std::string plan = o.candidate.text();
-    const GpuSubset& subset = result.subsets[o.candidate.subset];
-    if (!subset.left_out.empty()) plan += fmt::format(" ({} GPUs)", subset.gpus);
     out += fmt::format(
-        "{:>4}  {:<64} {:>9.3f} {:>10.0f} {:>8.3f} {:>7.1f}/{:<7.1f} {:>6.1f}% {:>9.3f}  {}\n",
-        k + 1, plan, f.iteration_time_s, f.tokens_per_s, f.usd_per_million_tokens,
+        "{:>4}  {:<{}} {:>9.3f} {:>10.0f} {:>8.3f} {:>7.1f}/{:<7.1f} {:>6.1f}% {:>9.3f}  {}\n",
+        k + 1, plans[k], width, f.iteration_time_s, f.tokens_per_s, f.usd_per_million_tokens,
         f.peak_memory_gib, f.headroom_gib, 100 * f.bubble_fraction, f.exposed_comm_s,
         why_text(o, best, objective));
   }
