@@ -118,6 +118,13 @@ struct GpuCatalog::Files {
   std::vector<std::unique_ptr<GpuSpec>> specs;  // by key; null until read
 };
 
+std::optional<std::size_t> GpuCatalog::file_index(const std::string& key) const {
+  const std::vector<std::string>& files = files_->keys;
+  const auto it = std::lower_bound(files.begin(), files.end(), key);
+  if (it == files.end() || *it != key) return std::nullopt;
+  return static_cast<std::size_t>(it - files.begin());
+}
+
 GpuCatalog GpuCatalog::load(const std::string& directory) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(directory)) {
@@ -152,13 +159,10 @@ const GpuSpec& GpuCatalog::at(const std::string& key) const {
   const auto own = std::lower_bound(defined_.begin(), defined_.end(), key,
                                     [](const GpuSpec& s, const std::string& k) { return s.key < k; });
   if (own != defined_.end() && own->key == key) return *own;
-  const std::vector<std::string>& files = files_->keys;
-  const auto it = std::lower_bound(files.begin(), files.end(), key);
-  if (it != files.end() && *it == key) {
-    const auto index = static_cast<std::size_t>(it - files.begin());
+  if (const std::optional<std::size_t> index = file_index(key)) {
     const std::lock_guard<std::mutex> lock(files_->mutex);
-    std::unique_ptr<GpuSpec>& spec = files_->specs[index];
-    if (!spec) spec = std::make_unique<GpuSpec>(read_gpu(files_->paths[index]));
+    std::unique_ptr<GpuSpec>& spec = files_->specs[*index];
+    if (!spec) spec = std::make_unique<GpuSpec>(read_gpu(files_->paths[*index]));
     return *spec;
   }
   const std::vector<std::string> known = keys();
@@ -192,7 +196,7 @@ GpuCatalog GpuCatalog::with_types(const nlohmann::json& types, const std::string
     const std::string name = nlohmann::json(key).dump();
     if (key.empty() || key.find('/') != std::string::npos)
       throw InputError(file, e.path(), name, "a GPU type name: not empty, no \"/\"");
-    if (std::binary_search(files_->keys.begin(), files_->keys.end(), key))
+    if (file_index(key))
       throw InputError(file, e.path(), name,
                        "a name the catalog does not hold (to change the catalog's " + name +
                            ", name a new type with \"base\": " + name + ")");
@@ -204,14 +208,13 @@ GpuCatalog GpuCatalog::with_types(const nlohmann::json& types, const std::string
     // A derived type: the base's file with the entry's fields laid over it (merged inside
     // peak_tflops, efficiency and sources), every changed figure with a source of its own.
     const std::string base = e.string("base");
-    if (!std::binary_search(files_->keys.begin(), files_->keys.end(), base)) {
+    const std::optional<std::size_t> index = file_index(base);
+    if (!index) {
       const std::string near = nearest_word(base, files_->keys);
       e.at("base").fail("a GPU type of the catalog (models/gpus)" +
                         (near.empty() ? std::string() : "; did you mean \"" + near + "\"?"));
     }
-    const auto index = static_cast<std::size_t>(
-        std::lower_bound(files_->keys.begin(), files_->keys.end(), base) - files_->keys.begin());
-    nlohmann::json merged = read_json_file(files_->paths[index]);
+    nlohmann::json merged = read_json_file(files_->paths[*index]);
     nlohmann::json changes = entry;
     changes.erase("base");
     reject_unknown_gpu_keys(JsonInput(changes, file, e.path()));

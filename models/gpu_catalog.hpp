@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -86,6 +87,7 @@ class GpuCatalog {
 
  private:
   struct Files;  // paths by key, and each file's spec once read, behind a mutex
+  std::optional<std::size_t> file_index(const std::string& key) const;  // into Files, by key
   std::shared_ptr<Files> files_;
   std::vector<GpuSpec> defined_;  // with_types' entries, sorted by key; looked up first
 };

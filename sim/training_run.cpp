@@ -1,5 +1,4 @@
 #include "sim/training_run.hpp"
-#include "sim/transport_window.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,6 +31,7 @@
 #include "sim/rank_pair_syncs.hpp"
 #include "sim/site_placement.hpp"
 #include "sim/ring_collective.hpp"
+#include "sim/transport_window.hpp"
 
 namespace hetsim {
 

@@ -94,6 +94,28 @@ TEST_CASE("1F1B with Megatron's p2p finishes for any p and m, never faster than 
       }
 }
 
+namespace {
+
+// Llama-3-8B on four DGX H100 nodes, tp 4 x pp 4, gbs 32, seq 4096, under `schedule` with `vpp`.
+RunOptions four_node_plan(const char* schedule, int vpp) {
+  RunOptions o;
+  o.plan.tp = 4;
+  o.plan.pp = 4;
+  o.plan.vpp = vpp;
+  o.plan.global_batch_size = 32;
+  o.plan.seq_length = 4096;
+  o.schedule = schedule;
+  return o;
+}
+
+double four_node_iteration_s(const RunOptions& o) {
+  return simulate_training(test::shipped_cluster("dgx-h100-4node"), test::shipped_catalog(),
+                           test::shipped_model("llama-3-8b"), o)
+      .iteration_time_s;
+}
+
+}  // namespace
+
 TEST_CASE(
     "a run waits for its pipeline sends unless --overlap-p2p-comm, in Megatron's schedules only") {
   // Llama-3-8B on four DGX H100 nodes, tp 4 x pp 4: half the pipeline's hand-overs cross the
@@ -104,21 +126,10 @@ TEST_CASE(
                                              {"interleaved", 2, false},
                                              {"gpipe", 1, false}}) {
     INFO(schedule);
-    RunOptions o;
-    o.plan.tp = 4;
-    o.plan.pp = 4;
-    o.plan.vpp = vpp;
-    o.plan.global_batch_size = 32;
-    o.plan.seq_length = 4096;
-    o.schedule = schedule;
-    const auto iteration_s = [&o] {
-      return simulate_training(test::shipped_cluster("dgx-h100-4node"), test::shipped_catalog(),
-                               test::shipped_model("llama-3-8b"), o)
-          .iteration_time_s;
-    };
-    const double blocking = iteration_s();
+    RunOptions o = four_node_plan(schedule, vpp);
+    const double blocking = four_node_iteration_s(o);
     o.overlap_p2p_comm = true;
-    const double overlapped = iteration_s();
+    const double overlapped = four_node_iteration_s(o);
     if (waits) {
       CHECK(blocking > overlapped);
     } else {
@@ -130,24 +141,13 @@ TEST_CASE(
 TEST_CASE("the interleaved schedule waits for its sends only with --no-overlap-p2p-communication") {
   // Before: interleaved always waited (Megatron-LM's behaviour until October 2023); its default
   // since overlaps, and the old behaviour is one flag away.
-  RunOptions o;
-  o.plan.tp = 4;
-  o.plan.pp = 4;
-  o.plan.vpp = 2;
-  o.plan.global_batch_size = 32;
-  o.plan.seq_length = 4096;
-  o.schedule = "interleaved";
-  const auto iteration_s = [&o] {
-    return simulate_training(test::shipped_cluster("dgx-h100-4node"), test::shipped_catalog(),
-                             test::shipped_model("llama-3-8b"), o)
-        .iteration_time_s;
-  };
-  const double current = iteration_s();
+  RunOptions o = four_node_plan("interleaved", 2);
+  const double current = four_node_iteration_s(o);
   o.no_overlap_p2p_comm = true;
-  const double batched = iteration_s();
+  const double batched = four_node_iteration_s(o);
   o.no_overlap_p2p_comm = false;
   o.overlap_p2p_comm = true;
-  const double explicit_overlap = iteration_s();
+  const double explicit_overlap = four_node_iteration_s(o);
   std::printf("interleaved, Llama-3-8B tp 4 x pp 4 x vpp 2: default %.6f s, --no-overlap-p2p-communication %.6f s\n",
               current, batched);
   CHECK(batched > current);
