@@ -4,7 +4,9 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 
 #include "base/error.hpp"
@@ -15,7 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Temporaries to unlink if SIGINT or SIGTERM arrives: the handler may only call async-signal-safe
+// The signals whose default action ends the process without a core dump worth keeping a
+// temporary for: an interrupt, a kill, a closed terminal, a quit.
+constexpr std::array kCleanupSignals{SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// Temporaries to unlink if one of kCleanupSignals arrives: the handler may only call async-signal-safe
 // functions, so it reads lock-free pointer slots and calls unlink(2). A slot points into its
 // AtomicFile's temp_path_, and is cleared before that string can change or die.
 constexpr int kSignalSlots = 64;
@@ -28,11 +34,11 @@ extern "C" void remove_temporaries_and_reraise(int signal_number) {
   std::raise(signal_number);
 }
 
-// Puts the cleanup handler on SIGINT and SIGTERM, again if something has replaced it since (a
+// Puts the cleanup handler on kCleanupSignals, again if something has replaced it since (a
 // test harness, say). A signal that is ignored (nohup) stays ignored. The signal's default action
 // follows the cleanup, so the process still ends as the signal says.
 void install_signal_cleanup() {
-  for (const int s : {SIGINT, SIGTERM}) {
+  for (const int s : kCleanupSignals) {
     struct sigaction current {};
     if (::sigaction(s, nullptr, &current) != 0 || current.sa_handler == SIG_IGN ||
         current.sa_handler == remove_temporaries_and_reraise)
@@ -66,23 +72,28 @@ bool written_in_place(const fs::file_status& status) {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_) {
   std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(path_, ec))) {
-    const fs::path resolved = fs::weakly_canonical(path_, ec);
-    if (ec) throw Error(path_ + ": cannot follow the symbolic link: " + ec.message());
-    target_ = resolved.string();
-  }
-  const fs::file_status status = fs::status(target_, ec);
+  // Where the path leads, links followed: a pipe or terminal behind /dev/stdout is written in
+  // place, as the link itself cannot be resolved to a name to rename onto.
+  const fs::file_status status = fs::status(path_, ec);
   if (fs::is_directory(status)) throw Error(path_ + ": is a directory; expected a file to write");
   if (written_in_place(status)) {
-    out_.open(target_, std::ios::binary);
+    out_.open(path_, std::ios::binary);
   } else {
+    if (fs::is_symlink(fs::symlink_status(path_, ec))) {
+      const fs::path resolved = fs::weakly_canonical(path_, ec);
+      if (ec) throw Error(path_ + ": cannot follow the symbolic link: " + ec.message());
+      target_ = resolved.string();
+    }
     temp_path_ = target_ + ".tmp-" + std::to_string(::getpid());
     signal_slot_ = register_temporary(temp_path_);
+    errno = 0;
     out_.open(temp_path_, std::ios::binary | std::ios::trunc);
   }
   if (!out_) {
+    const int reason = errno;
     unregister_temporary(signal_slot_);
-    throw Error(path_ + ": cannot open for writing");
+    throw Error(path_ + ": cannot open for writing" +
+                (reason != 0 ? std::string(": ") + std::strerror(reason) : std::string()));
   }
 }
 

@@ -80,71 +80,130 @@ std::string escape_pointer_token(const std::string& key) {
   return out;
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  const std::string text = read_input_file(path, "JSON file");
-  // One frame per open array or object: where the parse is inside it, and for an object the keys
-  // seen so far, so that a repeated key is refused rather than letting the last one silently win.
-  // The depth limit keeps every later recursive walk of the document bounded.
+namespace {
+
+// Builds the document through nlohmann's SAX interface, refusing a repeated key (rather than
+// letting the last one silently win), nesting deeper than kMaxJsonDepth (which keeps every later
+// recursive walk of the document bounded) and numbers beyond double range. Written as a SAX
+// handler rather than the DOM parser's callback, which rescans the enclosing array or object
+// after every element and so makes a long array of objects quadratic; a repeated key is found by
+// the object's own map, not by a scan of the keys before it.
+class CheckedDocumentBuilder {
+ public:
+  using json = nlohmann::json;
+
+  explicit CheckedDocumentBuilder(const std::string& file) : file_(file) {}
+
+  json take() { return std::move(root_); }
+
+  bool null() { return add(json(nullptr)); }
+  bool boolean(bool v) { return add(json(v)); }
+  bool number_integer(json::number_integer_t v) { return add(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return add(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return add(json(v)); }
+  bool string(json::string_t& v) { return add(json(std::move(v))); }
+  bool binary(json::binary_t& v) { return add(json::binary(std::move(v))); }
+
+  bool start_object(std::size_t) { return open(json::object(), true); }
+  bool start_array(std::size_t) { return open(json::array(), false); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+
+  bool key(json::string_t& k) {
+    // The object's own map says whether the key is new; the member is created empty here and
+    // filled when its value arrives.
+    Frame& frame = frames_.back();
+    auto [member, inserted] = frame.value->get_ref<json::object_t&>().emplace(std::move(k), nullptr);
+    frame.key = &member->first;
+    frame.member = &member->second;
+    if (!inserted)
+      throw InputError(file_, pointer(frames_.size()), "a key repeated in its object",
+                       "each key at most once");
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string&, const json::exception& error) {
+    // The parser's only range error (id 406): a number literal beyond double range, such as 1e400.
+    if (error.id == 406)
+      throw InputError(file_, pointer(frames_.size()),
+                       "a number beyond the range of a double (about 1.8e308)",
+                       "numbers a double can hold");
+    throw InputError(file_, "", fmt::format("text that is not JSON (byte {})", position),
+                     "a JSON document");
+  }
+
+ private:
   struct Frame {
+    json* value = nullptr;
     bool object = false;
-    std::size_t elements = 0;       // array: elements finished so far
-    std::vector<std::string> keys;  // object: keys so far, the last one being parsed
+    std::size_t elements = 0;              // array: elements finished so far
+    const std::string* key = nullptr;      // object: the member being parsed...
+    json* member = nullptr;                // ...and where its value goes
   };
-  std::vector<Frame> frames;
-  const auto pointer = [&](std::size_t levels) {
+
+  // Where the value being parsed sits, as a JSON pointer `levels` frames deep.
+  std::string pointer(std::size_t levels) const {
     std::string out;
     for (std::size_t i = 0; i < levels; ++i) {
       out += '/';
-      out += frames[i].object ? escape_pointer_token(frames[i].keys.back())
-                              : std::to_string(frames[i].elements);
+      out += frames_[i].object ? escape_pointer_token(*frames_[i].key)
+                               : std::to_string(frames_[i].elements);
     }
     return out;
-  };
-  const auto element_done = [&] {
-    if (!frames.empty() && !frames.back().object) ++frames.back().elements;
-  };
-  using Event = nlohmann::json::parse_event_t;
-  const nlohmann::json::parser_callback_t check = [&](int, Event event, nlohmann::json& parsed) {
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start:
-        if (frames.size() >= kMaxJsonDepth)
-          throw InputError(path, pointer(frames.size()),
-                           fmt::format("nesting deeper than {} levels", kMaxJsonDepth),
-                           "a JSON document nested at most that deep");
-        frames.push_back(Frame{event == Event::object_start, 0, {}});
-        break;
-      case Event::key: {
-        auto& keys = frames.back().keys;
-        std::string key = parsed.get<std::string>();
-        const bool repeated = std::find(keys.begin(), keys.end(), key) != keys.end();
-        keys.push_back(std::move(key));
-        if (repeated)
-          throw InputError(path, pointer(frames.size()), "a key repeated in its object",
-                           "each key at most once");
-        break;
-      }
-      case Event::object_end:
-      case Event::array_end:
-        frames.pop_back();
-        element_done();
-        break;
-      case Event::value:
-        element_done();
-        break;
-    }
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(text, check);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, "", fmt::format("text that is not JSON (byte {})", e.byte),
-                     "a JSON document");
-  } catch (const nlohmann::json::out_of_range&) {
-    // The parser's only range error: a number literal beyond double range, such as 1e400.
-    throw InputError(path, "", "a number beyond the range of a double (about 1.8e308)",
-                     "numbers a double can hold");
   }
+
+  // Places `v` in its parent (or as the root) and returns where it now lives.
+  json* place(json&& v) {
+    if (frames_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Frame& parent = frames_.back();
+    if (parent.object) {
+      *parent.member = std::move(v);
+      return parent.member;
+    }
+    parent.value->push_back(std::move(v));
+    ++parent.elements;
+    return &parent.value->back();
+  }
+
+  bool add(json&& v) {
+    place(std::move(v));
+    return true;
+  }
+
+  bool open(json&& empty, bool object) {
+    if (frames_.size() >= kMaxJsonDepth)
+      throw InputError(file_, pointer(frames_.size()),
+                       fmt::format("nesting deeper than {} levels", kMaxJsonDepth),
+                       "a JSON document nested at most that deep");
+    // An array's element counts as finished when placed, so a message about an element inside
+    // it names its index: take the count back until it closes.
+    json* value = place(std::move(empty));
+    if (!frames_.empty() && !frames_.back().object) --frames_.back().elements;
+    frames_.push_back(Frame{value, object, 0, nullptr, nullptr});
+    return true;
+  }
+
+  bool close() {
+    frames_.pop_back();
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().elements;
+    return true;
+  }
+
+  const std::string& file_;
+  json root_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+nlohmann::json read_json_file(const std::string& path) {
+  const std::string text = read_input_file(path, "JSON file");
+  CheckedDocumentBuilder builder(path);
+  nlohmann::json::sax_parse(text, &builder);
+  return builder.take();
 }
 
 std::string nearest_word(std::string_view word, const std::vector<std::string>& candidates) {

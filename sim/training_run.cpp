@@ -29,6 +29,7 @@
 #include "sim/optimizer_sync.hpp"
 #include "sim/pipeline_replay.hpp"
 #include "sim/rank_pair_syncs.hpp"
+#include "sim/replay_size.hpp"
 #include "sim/site_placement.hpp"
 #include "sim/ring_collective.hpp"
 #include "sim/transport_window.hpp"
@@ -37,11 +38,6 @@ namespace hetsim {
 
 namespace {
 
-// The most op runs (ops x workers) one iteration may replay: far above any real plan (the 405B
-// case on 16,384 GPUs runs about 1e5), and within 1 GiB of memory. Measured: `hetsim run --tp 8
-// --pp 4 --seq-length 1024` at --gbs 20000 and 80000 (240k and 960k op runs) peaks at 17 and
-// 50 MiB, about 47 bytes per op run (2e7: about 0.9 GiB and 16 s).
-constexpr double kMaxSimulatedOps = 2e7;
 // Gradient buckets per model: each is a collective with its own events; Megatron's default
 // bucket (40M parameters) gives about 10,000 for a 405B model.
 constexpr double kMaxBuckets = 1e5;
@@ -482,20 +478,6 @@ void check_cluster_precision(const Cluster& cluster, const GpuCatalog& catalog, 
   for (GpuId g = 0; g < cluster.gpu_count(); ++g)
     if (const std::string& type = cluster.gpu(g).gpu_type; checked.insert(type).second)
       check_precision(catalog.at(type), plan);
-}
-
-// Every worker holds its rank's ops (about three per chunk, microbatch and sequence segment) and
-// their state: bound that before anything is allocated, so that a mistyped batch size is refused
-// at once instead of exhausting memory.
-void check_replay_size(const ParallelPlan& plan, int sequence_splits) {
-  const double op_runs = 3.0 * plan.dp * plan.pp * plan.vpp * plan.microbatches() * sequence_splits;
-  if (op_runs <= kMaxSimulatedOps) return;
-  throw PlanError(fmt::format(
-      "gbs {} / (mbs {} x dp {}) = {} microbatches per replica, over pp {} x vpp {}{} and {} replicas, "
-      "make {:.3g} op runs; expected at most {:.3g} per simulated iteration",
-      plan.global_batch_size, plan.micro_batch_size, plan.dp, plan.microbatches(), plan.pp, plan.vpp,
-      sequence_splits > 1 ? fmt::format(" x {} sequence splits", sequence_splits) : "", plan.dp, op_runs,
-      kMaxSimulatedOps));
 }
 
 // Orders per-GPU entries by GPU id. A GPU is listed once, so the order is unique; sorting the ids

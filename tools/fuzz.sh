@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Fuzzes every input parser: builds the libFuzzer targets of tests/fuzz with clang, AddressSanitizer
-# and UndefinedBehaviorSanitizer into build-fuzz/, seeds each from the shipped files, runs each for
+# and UndefinedBehaviorSanitizer into build-san/ (tools/build_sanitized.sh), seeds each from the shipped files, runs each for
 # SECONDS (default 60), PARALLEL (default 1) at a time, and prints its executions, peak memory
 # and corpus size. Usage: tools/fuzz.sh [SECONDS [PARALLEL [TARGET...]]] (TARGETs: only those).
 # Fails when any target finds a crash, a sanitizer report, an exception other than an input
 # error, an input slower than 10 s or one that needs more than 100 MiB in one allocation or
-# 256 MiB in all; the input is kept in build-fuzz/findings/TARGET/ (replay it:
-# build-fuzz/tests/fuzz/TARGET FILE). tools/fuzz_memory.sh then bounds what refused inputs cost
+# 256 MiB in all; the input is kept in build-san/findings/TARGET/ (replay it:
+# build-san/tests/fuzz/TARGET FILE). tools/fuzz_memory.sh then bounds what refused inputs cost
 # without the sanitizers' overhead.
 # Needs clang and libclang-rt-14-dev (tools/install-deps.sh), and a hetsim binary ($HETSIM, else
 # build/tools/hetsim, built if absent) for the seeds that the shipped files do not hold as such
@@ -15,15 +15,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 parallel=${2:-1}
-dir=build-fuzz
+dir=build-san
 targets=(cluster model_config gpu_file timetable trace profile column_mapping expression csv sweep_spec)
 run_targets=("${targets[@]}")
 if [ $# -gt 2 ]; then run_targets=("${@:3}"); fi
 
 fuzz_binaries=()
 for t in "${targets[@]}"; do fuzz_binaries+=("fuzz_$t"); done
-HETSIM_TARGETS="${fuzz_binaries[*]}" tools/build.sh "$dir" -DHETSIM_FUZZ=ON \
-  -DCMAKE_CXX_COMPILER=clang++ -DHETSIM_CUDA=OFF -DHETSIM_BENCHMARKS=OFF
+HETSIM_TARGETS="${fuzz_binaries[*]}" tools/build_sanitized.sh
 hetsim=${HETSIM:-build/tools/hetsim}
 if [ ! -x "$hetsim" ]; then
   HETSIM_TARGETS=hetsim tools/build.sh build

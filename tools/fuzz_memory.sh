@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Bounds the memory a refused input costs: replays every input fuzzing kept (build-fuzz/corpus/
-# and build-fuzz/findings/ of tools/fuzz.sh) through the same fuzz targets built in build/ without
+# Bounds the memory a refused input costs: replays every input fuzzing kept (build-san/corpus/
+# and build-san/findings/ of tools/fuzz.sh) through the same fuzz targets built in build/ without
 # libFuzzer or sanitizers (tests/fuzz/fuzz_replay_main.cpp runs each input in a child process and
 # reads its peak resident memory from wait4), and prints per target the inputs refused and
 # accepted and the largest peak of each. Fails when a refused input peaks above LIMIT_MIB
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit_mib=${1:-100}
-fuzz_dir=build-fuzz
+fuzz_dir=build-san
 out=$fuzz_dir/memory
 if [ ! -d "$fuzz_dir/corpus" ]; then
   echo "no $fuzz_dir/corpus: run tools/fuzz.sh first" >&2

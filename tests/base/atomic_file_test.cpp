@@ -98,8 +98,9 @@ TEST_CASE("a directory is refused with its name") {
   CHECK(message == dir.path.string() + ": is a directory; expected a file to write");
 }
 
-TEST_CASE("SIGTERM and SIGINT while writing remove the temporary") {
-  for (const int signal_number : {SIGTERM, SIGINT}) {
+TEST_CASE("SIGTERM, SIGINT, SIGHUP and SIGQUIT while writing remove the temporary") {
+  // SIGHUP (a closed terminal) and SIGQUIT used to leave PATH.tmp-PID behind.
+  for (const int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
     const ScratchDir dir("signal-" + std::to_string(signal_number));
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
@@ -116,4 +117,46 @@ TEST_CASE("SIGTERM and SIGINT while writing remove the temporary") {
     CHECK(WTERMSIG(status) == signal_number);
     CHECK(dir.entries() == 0);
   }
+}
+
+TEST_CASE("a target that cannot be opened says why") {
+  // Before: "PATH: cannot open for writing" and nothing more.
+  std::string message;
+  try {
+    hetsim::AtomicFile file("/nonexistent-directory/out.json");
+  } catch (const hetsim::Error& e) {
+    message = e.what();
+  }
+  CHECK(message == "/nonexistent-directory/out.json: cannot open for writing: No such file or directory");
+}
+
+TEST_CASE("/dev/stdout is written in place when it is a pipe") {
+  // Before: "cannot follow the symbolic link", as /proc/self/fd/1 names a pipe, not a file.
+  int ends[2];
+  REQUIRE(::pipe(ends) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::dup2(ends[1], STDOUT_FILENO);
+    ::close(ends[0]);
+    ::close(ends[1]);
+    try {
+      hetsim::AtomicFile file("/dev/stdout");
+      file.stream() << "through the pipe";
+      file.commit();
+    } catch (const hetsim::Error&) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  ::close(ends[1]);
+  std::string received;
+  char buffer[64];
+  for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;) received.append(buffer, static_cast<std::size_t>(n));
+  ::close(ends[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(received == "through the pipe");
 }

@@ -142,7 +142,7 @@ TEST_CASE("a number beyond double range is an input error, not an internal one")
   const ScratchFile f(R"({"name": "x", "sites": 1e400})", "overflow.json");
   CHECK(message_of([&] { hetsim::read_json_file(f.path.string()); }) ==
         f.path.string() +
-            ": (document): got a number beyond the range of a double (about 1.8e308); expected numbers a "
+            ": /sites: got a number beyond the range of a double (about 1.8e308); expected numbers a "
             "double can hold");
 }
 

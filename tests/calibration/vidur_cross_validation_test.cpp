@@ -109,7 +109,9 @@ std::map<std::string, ErrorStats> repeatability(const std::vector<Measurement>& 
 void check_within_bounds(const std::map<std::string, ErrorStats>& stats,
                          const std::map<std::string, ErrorStats>& roofline) {
   CHECK(stats.at("").median_abs_error <= 0.05);
-  for (const auto& [label, s] : stats) {
+  for (const auto& entry : stats) {
+    const std::string& label = entry.first;
+    const ErrorStats& s = entry.second;
     INFO("op ", label, ": median ", 100 * s.median_abs_error, "%, p95 ", 100 * s.p95_abs_error, "%, worst ",
          100 * s.max_abs_error, "% at ", s.worst_source);
     CHECK(s.count > 0);

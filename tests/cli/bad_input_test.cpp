@@ -152,11 +152,37 @@ TEST_CASE("a timetable that does not fit the plan is named") {
                "microbatches (gbs / (mbs x dp))");
 }
 
-TEST_CASE("an unknown option is refused with a non-zero exit") {
+// Runs `hetsim ARGS`, which must not parse: exit 2, nothing on stdout, one prefixed line on
+// stderr; returns the message.
+std::string usage_error_of(const std::string& args) {
   Scratch scratch;
-  const Outcome o = run_hetsim("run --tensor-parallel 4", scratch.path);
-  CHECK(o.exit_code != 0);
-  CHECK(o.err.find("--tensor-parallel") != std::string::npos);
+  const Outcome o = run_hetsim(args, scratch.path);
+  CHECK(o.exit_code == 2);
+  CHECK(o.out.empty());
+  CHECK(o.err.rfind("hetsim: error: ", 0) == 0);
+  CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+  return o.err.substr(0, o.err.size() - 1);
+}
+
+TEST_CASE("a command line that does not parse is one line with exit 2, naming the nearest flag or command") {
+  // Before: CLI11's own two lines ("... Run with --help for more information.") and exits 104-109.
+  CHECK(usage_error_of("run --tensor-parallel 4") ==
+        "hetsim: error: The following arguments were not expected: 4 --tensor-parallel; see hetsim run --help");
+  CHECK(usage_error_of("run --tpp 4") ==
+        "hetsim: error: The following arguments were not expected: 4 --tpp (did you mean --tp for --tpp?); "
+        "see hetsim run --help");
+  CHECK(usage_error_of("run --tp abc").find("--tp") != std::string::npos);
+  CHECK(usage_error_of("plan --objective speed").find("speed") != std::string::npos);
+  CHECK(usage_error_of("sweep").find("see hetsim sweep --help") != std::string::npos);
+  CHECK(usage_error_of("serve --requests 1099511627776").find("--requests") != std::string::npos);
+  CHECK(usage_error_of("nope") ==
+        "hetsim: error: unknown command \"nope\"; expected one of run, schedule, validate, collective, sweep, "
+        "merge, bench, serve, plan, calibrate");
+  CHECK(usage_error_of("rnu").find("(did you mean run?)") != std::string::npos);
+  CHECK(usage_error_of("").find("a command is required") != std::string::npos);
+  // Asking for help is not an error.
+  Scratch scratch;
+  CHECK(run_hetsim("run --help", scratch.path).exit_code == 0);
 }
 
 TEST_CASE("sizes near INT_MAX are refused, not wrapped into a crash") {
@@ -229,7 +255,9 @@ TEST_CASE("validate takes a FILE or --suite, and --json only with --suite") {
        "hetsim: error: validate: got FILE \"c.json\" and --suite; expected one of them\n"},
       {"validate c.json --json", "hetsim: error: validate: --json goes with --suite; expected --suite --json\n"},
   };
-  for (const auto& [args, message] : cases) {
+  for (const auto& one_case : cases) {
+    const auto& args = one_case.first;
+    const auto& message = one_case.second;
     CAPTURE(args);
     Scratch scratch;
     const Outcome o = run_hetsim(args, scratch.path);
@@ -341,7 +369,9 @@ TEST_CASE("validate and run refuse a timetable that cannot run with the same mes
       {kBad + "deadlock_timetable.json", "--tp 8 --pp 2 --gbs 4"},
       {own_pair, "--tp 8 --pp 1 --gbs 4"},
       {too_many, "--tp 8 --pp 1 --gbs 4"}};
-  for (const auto& [file, plan] : cases) {
+  for (const auto& one_case : cases) {
+    const auto& file = one_case.first;
+    const auto& plan = one_case.second;
     CAPTURE(file);
     const std::string message = error_of("validate " + file, scratch);
     CHECK(message.rfind(file + ": ", 0) == 0);

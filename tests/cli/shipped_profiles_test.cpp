@@ -71,7 +71,9 @@ TEST_CASE("the shipped profiles are a fresh refit of the recorded measurements, 
   Scratch first("first"), second("second");
   fit_into(first.path);
   fit_into(second.path);
-  for (const auto& [name, sources] : kSources) {
+  for (const auto& source : kSources) {
+    const auto& name = source.first;
+    const auto& sources = source.second;
     CAPTURE(name);
     CHECK(slurp(first.path / name) == slurp(second.path / name));
     CHECK(without_sources(kRoot / "models/profiles" / name, sources) == without_sources(first.path / name, sources));

@@ -120,3 +120,18 @@ TEST_CASE("a budget below the cluster's hourly price leaves nothing to simulate"
   CHECK(plan_text(result, options).find("no candidate fits in memory and runs") !=
         std::string::npos);
 }
+
+TEST_CASE("a batch too large to replay refuses every candidate before its timetable is built") {
+  // --gbs 2147483647 used to end in bad_alloc, building a timetable of 2^31 microbatches per
+  // candidate; --gbs 1e9 ran over a minute and 2 GB before printing anything.
+  const PlanSearchOptions options =
+      small_search("topologies/clusters/dgx-a100-1node.json", 2147483647, 256);
+  const PlanSearchResult result = search_plans(catalog(), options);
+  CHECK(result.enumerated > 0);
+  CHECK(result.refused == result.enumerated);
+  CHECK(result.simulated == 0);
+  CHECK(result.outcomes.front().error.find("expected at most 2e+07 per simulated iteration") !=
+        std::string::npos);
+  CHECK(plan_text(result, options).find("no candidate fits in memory and runs: the first was refused: gbs "
+                                        "2147483647") != std::string::npos);
+}

@@ -59,8 +59,10 @@ TEST_CASE("dualpipe and dualpipev: the replay matches the abstract schedule for 
         const Timetable dual = make_dualpipe(p, m);
         const Timetable dual_v = make_dualpipe_v(p, m);
         // DualPipe's chunks are whole stages (its two paths each visit p), DualPipeV's halves.
-        for (const auto& [t, scale] :
+        for (const auto& timetable_and_scale :
              {std::pair<const Timetable&, double>{dual, 1.0}, {dual_v, 2.0}}) {
+          const Timetable& t = timetable_and_scale.first;
+          const double scale = timetable_and_scale.second;
           INFO(t.kind << " p=" << p << " m=" << m << " F=" << c.f << " b=" << c.b << " w=" << c.w
                       << " transfer=" << c.transfer);
           const ScheduleReplay r =

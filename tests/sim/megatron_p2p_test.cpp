@@ -125,7 +125,8 @@ TEST_CASE(
   for (const auto& [schedule, vpp, waits] : {std::tuple<const char*, int, bool>{"1f1b", 1, true},
                                              {"interleaved", 2, false},
                                              {"gpipe", 1, false}}) {
-    INFO(schedule);
+    const std::string schedule_name = schedule;
+    INFO(schedule_name);
     RunOptions o = four_node_plan(schedule, vpp);
     const double blocking = four_node_iteration_s(o);
     o.overlap_p2p_comm = true;

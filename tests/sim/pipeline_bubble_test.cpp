@@ -135,9 +135,10 @@ TEST_CASE("PipeOffload on every kind, overlapped DualPipe pairs included, always
   AbstractCosts costs{1, 1, 1, 0};
   costs.offload = 0.25;
   for (const double fraction : {0.5, 1.0})
-    for (const auto& [kind, v] : {std::pair<std::string, int>{"dualpipe", 2}, {"dualpipev", 2}, {"zb-v", 2},
-                                  {"interleaved", 2}, {"zb-h2", 1}, {"1f1b", 1}}) {
-      INFO(kind << " fraction " << fraction);
+    for (const auto& kind_and_v : {std::pair<std::string, int>{"dualpipe", 2}, {"dualpipev", 2}, {"zb-v", 2},
+                                   {"interleaved", 2}, {"zb-h2", 1}, {"1f1b", 1}}) {
+      const auto& [kind, v] = kind_and_v;
+      INFO(kind_and_v.first << " fraction " << fraction);
       costs.offload_fraction = fraction;
       const ScheduleReplay r = replay_schedule(make_timetable(kind, 4, 16, v), costs);
       CHECK(r.makespan > 0);

@@ -34,7 +34,8 @@ TEST_CASE("every kind runs on a cluster and keeps the engine's invariants") {
                                           {"pipedream-2bw", 1}, {"zb-h2", 1},   {"zb-auto", 1},
                                           {"v-half", 2},   {"v-min", 2}};
   for (const auto& [kind, v] : chunks) {
-    INFO(kind);
+    const std::string kind_name = kind;
+    INFO(kind_name);
     const RunResult r = run_kind(kind, v);
     CHECK(r.schedule == kind);
     CHECK(r.iteration_time_s > r.pipeline_time_s);

@@ -224,8 +224,9 @@ TEST_CASE("site placement never scores worse than the file order") {
       if (gpus % (tp * pp) != 0) continue;
       const int dp = gpus / (tp * pp);
       CAPTURE(c->name());
-      CAPTURE(tp);
-      CAPTURE(pp);
+      const int tp_captured = tp, pp_captured = pp;
+      CAPTURE(tp_captured);
+      CAPTURE(pp_captured);
       const PlacementTraffic traffic = llama_traffic(pp);
       SitePlacementReport report;
       const Placement p = place_across_sites(*c, tp, pp, dp, traffic, &report);

@@ -85,7 +85,8 @@ TEST_CASE("validation suite: every paper within the thresholds of tests/validati
   }
   // No threshold for a paper the suite no longer runs.
   for (const auto& [paper, limit] : thresholds.at("papers").items()) {
-    CAPTURE(paper);
+    const std::string paper_name = paper;
+    CAPTURE(paper_name);
     CHECK(papers.count(paper) == 1);
   }
 }
@@ -117,7 +118,8 @@ TEST_CASE("published runs: every category within the thresholds of tests/validat
     CHECK(static_cast<double>(c.misranked_groups.size()) <= (limit.contains("max_misranked_groups") ? bound(limit, "max_misranked_groups") : 0.0));
   }
   for (const auto& [category, limit] : limits.items()) {
-    CAPTURE(category);
+    const std::string category_name = category;
+    CAPTURE(category_name);
     CHECK(categories.count(category) == 1);
   }
 }

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "tools/calibrate/calibrate_command.hpp"
 #include "tools/hetsim/commands.hpp"
+#include "tools/hetsim/usage_error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -27,7 +30,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and its kind are the only "errors" that succeed.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fflush(stdout);
+    fmt::print(stderr, "hetsim: error: {}\n",
+               hetsim::cli::describe_usage_error(app, e, std::vector<std::string>(argv + 1, argv + argc)));
+    return 2;
   } catch (const hetsim::Error& e) {
     std::fflush(stdout);
     fmt::print(stderr, "hetsim: error: {}\n", e.what());

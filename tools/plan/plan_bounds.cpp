@@ -8,6 +8,7 @@
 #include "models/chunk_cost.hpp"
 #include "schedules/evaluator.hpp"
 #include "schedules/generators.hpp"
+#include "sim/replay_size.hpp"
 #include "tools/hetsim/run_options.hpp"
 #include "tools/sweep/point_job.hpp"
 
@@ -48,6 +49,8 @@ PlanBounds plan_bounds(const TransformerConfig& model, const GpuCatalog& catalog
   // A free context-parallel ring hides every transfer behind its block's attention: no ring time
   // is added, and each GPU still computes s/cp tokens of every layer.
   const ContextParallelLinks free_cp_links{kFreeBandwidth, 0};
+  // A plan `run` would refuse for its size is refused here too, before its timetable is built.
+  check_replay_size(plan, run.sequence_splits);
   const Timetable timetable = make_timetable(run.schedule, plan.pp, plan.microbatches(), plan.vpp);
   UniformOpTimes times;
   times.forward_s = times.backward_s = times.weight_s = std::numeric_limits<double>::infinity();

@@ -120,7 +120,13 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
       objective_name(objective), result.enumerated, result.subsets.size(), result.pruned_memory,
       result.over_budget, result.refused, result.pruned_bound, result.simulated, result.infeasible,
       result.wall_s, result.wall_s > 0 ? result.simulated / result.wall_s : 0.0);
-  if (result.ranking.empty()) return out + "no candidate fits in memory and runs\n";
+  if (result.ranking.empty()) {
+    out += "no candidate fits in memory and runs";
+    // When every candidate was refused, the first one's reason is every one's in kind.
+    if (result.refused == result.enumerated && !result.outcomes.empty())
+      out += ": the first was refused: " + result.outcomes.front().error;
+    return out + "\n";
+  }
   const PlanOutcome& best = result.outcomes[result.ranking.front()];
   const std::size_t shown = std::min(options.top, result.ranking.size());
   // Plans on different subsets can read alike: each row names the GPUs it leaves out, and the

@@ -16,9 +16,14 @@ Shard parse_shard(const std::string& text, const std::string& flag) {
   const auto slash = text.find('/');
   const char* begin = text.data();
   const char* end = begin + text.size();
-  const bool ok = slash != std::string::npos &&
-                  std::from_chars(begin, begin + slash, shard.index).ptr == begin + slash &&
-                  std::from_chars(begin + slash + 1, end, shard.count).ptr == end && slash > 0 &&
+  // A number whole and within range on each side (from_chars leaves an out-of-range value
+  // unread and says so only in its error code).
+  const auto whole = [](const char* from, const char* to, int& value) {
+    const auto [stop, error] = std::from_chars(from, to, value);
+    return stop == to && error == std::errc{};
+  };
+  const bool ok = slash != std::string::npos && whole(begin, begin + slash, shard.index) &&
+                  whole(begin + slash + 1, end, shard.count) && slash > 0 &&
                   slash + 1 < text.size() && shard.count >= 1 && shard.index >= 0 &&
                   shard.index < shard.count;
   if (!ok)
