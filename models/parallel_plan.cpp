@@ -39,10 +39,12 @@ void check_data_parallel_sharding(const ParallelPlan& plan) {
 void check_context_parallel(const ParallelPlan& plan) {
   if (plan.cp < 1)
     throw PlanError("--context-parallel-size " + std::to_string(plan.cp) + " must be >= 1");
-  if (plan.cp > 1 && plan.seq_length % (2 * plan.cp) != 0)
+  // 2 x cp in 64 bits: cp 1073741824 used to print "= -2147483648".
+  const long long chunks = 2LL * plan.cp;
+  if (plan.cp > 1 && plan.seq_length % chunks != 0)
     throw PlanError("--seq-length " + std::to_string(plan.seq_length) +
                     " is not divisible by 2 x context-parallel size " + std::to_string(plan.cp) +
-                    " = " + std::to_string(2 * plan.cp) +
+                    " = " + std::to_string(chunks) +
                     " (causal load balancing gives each context-parallel rank two of 2 x cp "
                     "equal chunks of every sequence)");
 }

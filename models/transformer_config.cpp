@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <string>
 
 #include "base/error.hpp"
@@ -69,6 +70,9 @@ bool known_key(const std::string& key) {
       "summary_first_dropout", "task_specific_params", "classifier_dropout", "use_sliding_window",
       "label2id", "problem_type",
       "max_window_layers", "attention_dropout", "hidden_dropout", "auto_map",
+      // Gemma's name for hidden_act: the MLP's gating is the model type's, its activation one
+      // elementwise pass whichever it is.
+      "hidden_activation",
       // DeepSeek-V2/V3: the routing's scoring function, top-k method, scaling and normalization
       // of the chosen weights and its auxiliary-loss weights change no FLOP or byte hetsim counts
       // (the router's logits are costed alike); ep_size is transformers' inference hint (the plan
@@ -142,13 +146,25 @@ void read_hidden_size_family(const JsonInput& root, TransformerConfig& c) {
   c.ffn_hidden_size = read_positive_int(root, "intermediate_size", kMaxFfn);
   const std::string act = root.string_or("hidden_act", "silu");
   const std::string model_type = root.string_or("model_type", "");
-  if (act == "silu" || act == "swiglu") {
-    c.mlp = MlpKind::kSwiGlu;  // Llama-family MLP: down(silu(gate(x)) * up(x))
-  } else if (act.rfind("gelu", 0) == 0) {
-    c.mlp = MlpKind::kGelu;
-  } else {
+  if (act != "silu" && act != "swiglu" && act.rfind("gelu", 0) != 0)
     root.at("hidden_act").fail("\"silu\", \"swiglu\" or a \"gelu\" variant");
-  }
+  // Whether the MLP is gated is the architecture's, not the activation's: transformers' Gemma
+  // MLPs compute down(gelu_tanh(gate(x)) * up(x)) (GeGLU), costed as the SwiGLU MLP (the same
+  // three GEMMs; the activation is one elementwise pass either way). Reading Gemma 2's
+  // "gelu_pytorch_tanh" as an ungated MLP used to give 7.08B parameters for its 9.24B.
+  static const char* const kGatedTypes[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
+                                            "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3_text",
+                                            "phi3", "olmo", "olmo2", "granite", "cohere"};
+  static const char* const kUngatedTypes[] = {"gpt_neox", "falcon", "phi", "starcoder2"};
+  const auto listed = [&](const auto& types) {
+    return std::find(std::begin(types), std::end(types), model_type) != std::end(types);
+  };
+  if (listed(kGatedTypes))
+    c.mlp = MlpKind::kSwiGlu;
+  else if (listed(kUngatedTypes))
+    c.mlp = MlpKind::kGelu;
+  else  // a model type not listed: the activation's usual MLP (SiLU gated, GeLU not)
+    c.mlp = act.rfind("gelu", 0) == 0 ? MlpKind::kGelu : MlpKind::kSwiGlu;
   const bool neox = model_type == "gpt_neox";
   if (neox) {
     // transformers' GPTNeoXConfig defaults: use_parallel_residual true, rotary_pct 0.25. With no

@@ -27,7 +27,17 @@ const std::vector<std::string>& timetable_kinds() {
   return kinds;
 }
 
+void check_timetable_size(const std::string& kind, int ranks, int microbatches, int chunks) {
+  const double ops = 3.0 * ranks * microbatches * chunks;
+  if (ops > kMaxTimetableOps)
+    throw PlanError(fmt::format("{}: {} ranks x {} microbatches x {} {} make {:.3g} ops; expected at most "
+                                "{:.3g}",
+                                kind, ranks, microbatches, chunks,
+                                kind == "seq1f1b" ? "sequence segments" : "chunks", ops, kMaxTimetableOps));
+}
+
 Timetable make_timetable(const std::string& kind, int ranks, int microbatches, int chunks) {
+  check_timetable_size(kind, ranks, microbatches, chunks);
   if (kind == "gpipe") {
     require_chunks(kind, chunks, 1, "; for a looped GPipe use bfs");
     return make_gpipe(ranks, microbatches);

@@ -13,10 +13,16 @@ namespace hetsim {
 
 namespace {
 
+// The longest abstract op time: 10^6 (seconds or any unit), so that sums over the timetable's
+// at most kMaxTimetableOps ops stay far inside a double's range (1e308 each used to overflow
+// the makespan to infinity and fail a check that named no flag).
+constexpr double kMaxOpTime = 1e6;
+
 // Op times come from the command line as they are, so each is named by its flag.
 void require_time(const char* flag, double value, bool zero_allowed) {
-  if (std::isfinite(value) && (value > 0 || (zero_allowed && value == 0))) return;
-  throw PlanError(fmt::format("{} is {}; expected a finite time {} 0", flag, value, zero_allowed ? ">=" : ">"));
+  if (value <= kMaxOpTime && (value > 0 || (zero_allowed && value == 0))) return;
+  throw PlanError(fmt::format("{} is {}; expected a finite time {} 0 and at most {:g}", flag, value,
+                              zero_allowed ? ">=" : ">", kMaxOpTime));
 }
 
 }  // namespace

@@ -512,9 +512,11 @@ Placement place_run(const Cluster& cluster, const GpuCatalog& catalog, const Tra
 
 Placement place_plan(const Cluster& cluster, const TransformerConfig& model, ParallelPlan& plan) {
   const long long gpus = cluster.gpu_count();
-  if (plan.tp < 1 || plan.pp < 1 || plan.vpp < 1 || plan.micro_batch_size < 1 ||
-      plan.global_batch_size < 1 || plan.seq_length < 1)
-    throw PlanError("tp, pp, vpp, mbs, gbs and seq-length must all be >= 1");
+  for (const auto& [flag, value] : {std::pair{"--tp", plan.tp}, std::pair{"--pp", plan.pp}, std::pair{"--vpp", plan.vpp},
+                                     std::pair{"--mbs", plan.micro_batch_size},
+                                     std::pair{"--gbs", plan.global_batch_size},
+                                     std::pair{"--seq-length", plan.seq_length}})
+    if (value < 1) throw PlanError(fmt::format("{} {} must be >= 1", flag, value));
   check_context_parallel(plan);
   // Products in 64 bits: flags near INT_MAX must be refused, not wrapped into a division by zero.
   const long long model_parallel = static_cast<long long>(plan.tp) * plan.cp * plan.pp;
@@ -561,6 +563,8 @@ RunResult simulate_training(const Cluster& cluster, const GpuCatalog& catalog,
   ParallelPlan& plan = result.plan;
   if (!(options.wan_compression >= 1) || !std::isfinite(options.wan_compression))
     throw PlanError(fmt::format("--wan-compression {} must be a finite ratio >= 1", options.wan_compression));
+  if (options.plan.seq_length < 1)
+    throw PlanError(fmt::format("--seq-length {} must be >= 1", options.plan.seq_length));
   if (options.sequence_splits < 1 || options.sequence_splits > options.plan.seq_length)
     throw PlanError(fmt::format("--seq-splits {} must be between 1 and the sequence length {} (segments of "
                                 "at least one token)",

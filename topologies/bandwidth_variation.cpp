@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <sstream>
 #include <numbers>
+#include <sstream>
 #include <string_view>
 
 #include "base/error.hpp"
 #include "base/input_file.hpp"
 #include "base/units.hpp"
+#include "topologies/link_ranges.hpp"
 
 namespace hetsim {
 
@@ -86,8 +87,12 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& path) {
     const std::string_view row(line);
     const double time_s = number_cell(path, where, "time_s", row.substr(0, comma), "seconds");
     const double gbps = number_cell(path, where, "bandwidth_Gbps", row.substr(comma + 1), "Gbit/s");
-    if (!(gbps > 0))
-      throw InputError(path, where, fmt::format("bandwidth_Gbps {}", gbps), "a bandwidth > 0");
+    // The range a cluster file allows for the same figure: 1e-300 Gbit/s used to give an
+    // iteration of 7.7e301 s.
+    if (!(gbps >= link_ranges::kMinGbps && gbps <= link_ranges::kMaxGbps))
+      throw InputError(path, where, fmt::format("bandwidth_Gbps {}", gbps),
+                       fmt::format("a bandwidth in [{:g}, {:g}] Gbit/s", link_ranges::kMinGbps,
+                                   link_ranges::kMaxGbps));
     if (time_s < 0 || (!points.empty() && time_s <= points.back().time_s))
       throw InputError(path, where, fmt::format("time_s {}", time_s),
                        points.empty() ? std::string("a time >= 0")

@@ -96,10 +96,11 @@ SiteSpec site(const JsonInput& in, const std::vector<std::string>& known_gpu_typ
   fabric.reject_unknown_keys({"latency_us", "oversubscription", "tiers", "source"});
   spec.fabric_latency_s = fabric.non_negative("latency_us") * units::kMicrosecond;
   spec.oversubscription = fabric.number_or("oversubscription", 1.0);
-  if (!(spec.oversubscription >= 1))
+  if (!(spec.oversubscription >= 1 && spec.oversubscription <= link_ranges::kMaxOversubscription))
     fabric.fail_member("oversubscription",
-                       "a ratio >= 1 (1 = non-blocking; 4 = nodes get a quarter of their NIC bandwidth "
-                       "into the fabric)");
+                       fmt::format("a ratio in [1, {:g}] (1 = non-blocking; 4 = nodes get a quarter of their "
+                                   "NIC bandwidth into the fabric)",
+                                   link_ranges::kMaxOversubscription));
   if (fabric.has("tiers")) spec.tiers = read_fabric_tiers(fabric.at("tiers"));
   const JsonInput groups = in.at("node_groups");
   if (groups.array_size() == 0) groups.fail("a non-empty array of node groups");
@@ -167,7 +168,7 @@ WanLinkSpec wan_link(const JsonInput& in, const std::vector<std::string>& site_n
   wan.site_b = index[1];
   wan.figures.bandwidth_bytes_per_s = units::gbit_per_s_to_bytes(link_gbit_per_s(in, "bandwidth_Gbps"));
   wan.figures.latency_s = in.between("latency_ms", 0, link_ranges::kMaxLatencyS / units::kMillisecond) * units::kMillisecond;
-  wan.egress_usd_per_byte = in.non_negative("egress_usd_per_GB") / units::kGB;
+  wan.egress_usd_per_byte = in.between("egress_usd_per_GB", 0, link_ranges::kMaxEgressUsdPerGB) / units::kGB;
   if (in.has("bandwidth_trace_file") && in.has("bandwidth_random_walk"))
     in.fail_member("bandwidth_random_walk", "either bandwidth_trace_file or bandwidth_random_walk, not both");
   if (in.has("bandwidth_trace_file"))

@@ -31,7 +31,10 @@ std::vector<FabricTierSpec> read_fabric_tiers(const JsonInput& tiers) {
                       out.back().nodes_per_group));
     }
     tier.rail_optimized = in.boolean_or("rail_optimized", false);
+    // 1e308 used to pass here and end in a report that was not finite.
     tier.oversubscription = in.positive("oversubscription");
+    if (tier.oversubscription > link_ranges::kMaxOversubscription)
+      in.fail_member("oversubscription", fmt::format("a ratio of at most {:g}", link_ranges::kMaxOversubscription));
     tier.latency_s = in.between("latency_us", 0, link_ranges::kMaxLatencyS / units::kMicrosecond) *
                      units::kMicrosecond;
     out.push_back(tier);

@@ -11,5 +11,10 @@ inline constexpr double kMinGbps = 1e-6;
 inline constexpr double kMaxGbps = 1e7;
 // Up to 10 s: a geostationary satellite round trip is about 0.6 s.
 inline constexpr double kMaxLatencyS = 10;
+// Oversubscription of a switch tier or fabric: built fabrics run 1:1 to about 1:8; up to 1:10^6
+// keeps every link's share of its bandwidth within the range above.
+inline constexpr double kMaxOversubscription = 1e6;
+// WAN egress price: cloud list prices are cents per GB; up to $1,000 per GB.
+inline constexpr double kMaxEgressUsdPerGB = 1e3;
 
 }  // namespace hetsim::link_ranges

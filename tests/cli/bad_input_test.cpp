@@ -180,9 +180,12 @@ TEST_CASE("a command line that does not parse is one line with exit 2, naming th
         "merge, bench, serve, plan, calibrate");
   CHECK(usage_error_of("rnu").find("(did you mean run?)") != std::string::npos);
   CHECK(usage_error_of("").find("a command is required") != std::string::npos);
-  // Asking for help is not an error.
+  // Asking for help or the version is not an error (--version used to exit 106).
   Scratch scratch;
   CHECK(run_hetsim("run --help", scratch.path).exit_code == 0);
+  const Outcome version = run_hetsim("--version", scratch.path);
+  CHECK(version.exit_code == 0);
+  CHECK(version.out.rfind("hetsim 0.1.0 (commit ", 0) == 0);
 }
 
 TEST_CASE("sizes near INT_MAX are refused, not wrapped into a crash") {
@@ -231,6 +234,8 @@ TEST_CASE("an infinite collective size is refused") {
   CHECK(o.err ==
         "hetsim: error: --bytes: got \"inf\"; expected a finite size >= 0 in bytes, optionally with K, M or G "
         "(KiB, MiB, GiB) as nccl-tests takes it, e.g. 1G\n");
+  // --overhead-us inf likewise reached a report that was not finite.
+  CHECK(error_of("collective --overhead-us inf", scratch) == "--overhead-us: got inf; expected a time in [0, 1e+07] us");
 }
 
 TEST_CASE("a GPU without the run's dtype names the GPU, the dtype and the flag to use") {
@@ -348,8 +353,8 @@ TEST_CASE("a DualPipe timetable with two ranks' rows swapped is refused alike by
 
 TEST_CASE("schedule's op times are finite, named by their flags, and --json goes alone") {
   Scratch scratch;
-  CHECK(error_of("schedule --f inf", scratch) == "--f (forward time) is inf; expected a finite time > 0");
-  CHECK(error_of("schedule --comm nan", scratch) == "--comm (transfer time) is nan; expected a finite time >= 0");
+  CHECK(error_of("schedule --f inf", scratch) == "--f (forward time) is inf; expected a finite time > 0 and at most 1e+06");
+  CHECK(error_of("schedule --comm nan", scratch) == "--comm (transfer time) is nan; expected a finite time >= 0 and at most 1e+06");
   CHECK(error_of("schedule --json --text", scratch) ==
         "--json and --text both print to standard output; give one (--svg draws the schedule to a file)");
 }
@@ -384,6 +389,11 @@ TEST_CASE("context parallelism that cannot split the sequence or the GPUs names 
   CHECK(run_error("--cp 3 --seq-length 8193") ==
         "--seq-length 8193 is not divisible by 2 x context-parallel size 3 = 6 (causal load balancing gives "
         "each context-parallel rank two of 2 x cp equal chunks of every sequence)");
+  CHECK(run_error("--cp 1073741824") ==
+        "--seq-length 8192 is not divisible by 2 x context-parallel size 1073741824 = 2147483648 (causal load "
+        "balancing gives each context-parallel rank two of 2 x cp equal chunks of every sequence)");
+  // Before: a message about --seq-splits.
+  CHECK(run_error("--seq-length 0") == "--seq-length 0 must be >= 1");
   CHECK(run_error("--context-parallel-size 3 --seq-length 8196") ==
         "tp 4 x cp 3 x pp 2 = 24 does not divide the cluster's 32 GPUs, so tp*cp*pp*dp cannot equal the GPU count");
   CHECK(run_error("--cp 2 --placement site-aware") ==

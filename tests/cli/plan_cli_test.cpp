@@ -95,6 +95,12 @@ TEST_CASE("plan refuses bad flags with one line naming the flag") {
   CHECK(shell(small_plan("--budget-usd-per-hour -1 2> " + err)) == 1);
   CHECK(first_line(err) ==
         "hetsim: error: --budget-usd-per-hour: got -1; expected dollars per hour > 0");
+  for (const char* budget : {"nan", "0", "inf"}) {
+    CAPTURE(budget);
+    CHECK(shell(small_plan(std::string("--budget-usd-per-hour ") + budget + " 2> " + err)) == 1);
+    CHECK(first_line(err) ==
+          std::string("hetsim: error: --budget-usd-per-hour: got ") + budget + "; expected dollars per hour > 0");
+  }
   CHECK(shell(small_plan("--top 0 2> " + err)) == 1);
   CHECK(first_line(err) == "hetsim: error: --top: got 0; expected a count >= 1");
   CHECK(shell(small_plan("2> " + err, "--gbs 8", "--seq-length 0")) == 1);

@@ -145,6 +145,8 @@ TEST_CASE("serve refuses bad options with one line naming them") {
   refuse("--tp 16", "replicas of tp 16 x pp 1 need 16 GPUs; cluster dgx-a100-1node has 8");
   refuse("--model " + kRoot + "/models/configs/llama-3-70b.json", "leave no room for the KV cache");
   refuse("--slo-ttft-ms -1", "--slo-ttft-ms: got -1");
+  refuse("--slo-ttft-ms inf", "--slo-ttft-ms: got inf; expected milliseconds in [0, 3.1536e10]");
+  refuse("--slo-tpot-ms nan", "--slo-tpot-ms: got nan");
   refuse("--prefill-replicas 8", "--prefill-replicas 8 must leave at least one of the 8 replicas to decode");
   refuse("--replicas -1", "--replicas -1 must be 0 (all) or more");
   refuse("--gpu-memory-utilization 1.5", "--gpu-memory-utilization 1.5 must be in (0, 1]");
@@ -166,6 +168,7 @@ TEST_CASE("serve refuses bad options with one line naming them") {
   refuse("--pp 2 --layers-per-stage 32,0", "--layers-per-stage: got 32,0");
   refuse("--pp 2 --resplit-at 5", "--resplit-at: got 5; expected SECONDS:SPLIT");
   refuse("--pp 2 --resplit-at -1:16,16", "--resplit-at: got -1:16,16; expected SECONDS:SPLIT");
+  refuse("--pp 2 --resplit-at inf:16,16", "--resplit-at: got inf:16,16; expected SECONDS:SPLIT");
   refuse("--pp 2 --resplit-at 5:16,17", "layers per stage 16,17 must give each of the 2 stages");
   refuse("--resplit-at 5:32", "--resplit-at needs a pipeline of 2 or more stages (--pp 1)");
 }

@@ -191,6 +191,21 @@ TEST_CASE("a sweep killed before its header line was whole starts again on resum
   CHECK(header["sweep"]["shard"] == "1/8");
 }
 
+TEST_CASE("resume refuses a file that holds data but no sweep header, and leaves it as it was") {
+  // Before: 1000 NUL bytes (no newline, so no whole header line) were replaced with rc 0.
+  const Scratch scratch;
+  const std::string out = scratch.at("out.jsonl");
+  const std::string zeros(1000, '\0');
+  std::ofstream(out, std::ios::binary) << zeros;
+  REQUIRE(shell(kHetsim + " sweep " + write_spec(scratch) + " --shard 1/8 --out " + out +
+                " --resume > /dev/null 2> " + scratch.at("err")) == 1);
+  const std::string err = slurp(scratch.at("err"));
+  CHECK(err == "hetsim: error: " + out +
+                   ": --resume: the file holds data that is not the start of this sweep's header; expected a "
+                   "file this sweep wrote (remove it, or choose another --out)\n");
+  CHECK(slurp(out) == zeros);
+}
+
 TEST_CASE("resume refuses the file of another sweep and leaves it as it was") {
   const Scratch scratch;
   const std::string out = scratch.at("out.jsonl");

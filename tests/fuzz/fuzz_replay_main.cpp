@@ -1,7 +1,7 @@
 // The main of the fuzz targets in builds without libFuzzer (HETSIM_FUZZ off): runs the target on
 // each file named (or on every file of each directory named, in name order), each in a child
 // process, and prints one line per input: "refused", "accepted" (or "unreadable"), the child's
-// peak resident memory in KiB and the file. tools/fuzz_memory.sh replays the fuzzing corpora with it in an
+// peak resident memory in KiB, its CPU time in seconds (user + system) and the file. tools/fuzz_memory.sh replays the fuzzing corpora with it in an
 // optimised build, where the peak memory is the parser's own rather than the sanitizers'.
 // Exits 1 when a child ends other than by returning from the target.
 #include <sys/resource.h>
@@ -83,7 +83,9 @@ int main(int argc, char** argv) {
                           : code == kUnreadable ? "unreadable"
                                                 : "broken";
     if (code < 0 || code > kUnreadable) broken = true;
-    std::printf("%s %ld %s\n", outcome, usage.ru_maxrss, file.c_str());
+    const double cpu_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+    std::printf("%s %ld %.3f %s\n", outcome, usage.ru_maxrss, cpu_s, file.c_str());
   }
   return broken ? 1 : 0;
 }

@@ -21,8 +21,8 @@ const char* kDeepSeekHead = R"("hidden_size": 64, "num_attention_heads": 4, "num
     "v_head_dim": 6, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16)";
 hetsim::TransformerConfig small_deepseek() {
   return hetsim::load_transformer_config(write_temp(
-      "deepseek_small", std::string("{") + kDeepSeekHead +
-                            R"(, "n_shared_experts": 2, "first_k_dense_replace": 3, "moe_layer_freq": 1})"));
+      "deepseek_small",
+      fmt::format("{{{}{}}}", kDeepSeekHead, R"(, "n_shared_experts": 2, "first_k_dense_replace": 3, "moe_layer_freq": 1)")));
 }
 hetsim::ChunkCost chunk(const hetsim::TransformerConfig& m, int first, int count) {
   hetsim::ParallelPlan plan;

@@ -22,7 +22,7 @@ const char* kMlaHead = R"("hidden_size": 64, "num_attention_heads": 4, "num_key_
     "num_hidden_layers": 2, "intermediate_size": 96, "vocab_size": 100, "hidden_act": "silu",
     "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 6)";
 hetsim::TransformerConfig small_mla(const std::string& name, const std::string& latents) {
-  return hetsim::load_transformer_config(write_temp(name, std::string("{") + kMlaHead + ", " + latents + "}"));
+  return hetsim::load_transformer_config(write_temp(name, fmt::format("{{{}, {}}}", kMlaHead, latents)));
 }
 }  // namespace
 

@@ -1,6 +1,8 @@
 #pragma once
 // What the model tests share: the shipped configs' paths, throwaway config files and the message
 // a bad one raises, and a GPU with round figures for closed-form checks.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -15,12 +17,12 @@
 namespace hetsim::test {
 
 inline std::string config_path(const std::string& name) {
-  return std::string(HETSIM_SOURCE_DIR) + "/models/configs/" + name + ".json";
+  return fmt::format("{}/models/configs/{}.json", HETSIM_SOURCE_DIR, name);
 }
 
 // Writes `text` to /tmp/hetsim_models_test_NAME.json and returns that path.
 inline std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/hetsim_models_test_" + name + ".json";
+  const std::string path = fmt::format("/tmp/hetsim_models_test_{}.json", name);
   std::ofstream(path) << text;
   return path;
 }

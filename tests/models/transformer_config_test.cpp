@@ -49,6 +49,25 @@ TEST_CASE("field families: Llama GQA + SwiGLU, GPT-2 names with dropout") {
   CHECK_FALSE(neox.tied_embeddings);
 }
 
+TEST_CASE("Gemma 2's GeLU MLP is gated: 9.24B parameters, not 7.08B") {
+  // google/gemma-2-9b config.json (Hugging Face hub); published: 8,324,201,984 non-embedding +
+  // 917,504,000 embedding parameters = 9.24B (Gemma 2 report, arXiv:2408.00118, Table 2).
+  const auto gemma = hetsim::load_transformer_config(write_temp(
+      "gemma-2-9b", R"({"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336,
+      "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
+      "vocab_size": 256000, "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh",
+      "sliding_window": 4096, "tie_word_embeddings": true, "rms_norm_eps": 1e-06,
+      "max_position_embeddings": 8192, "rope_theta": 10000.0})"));
+  CHECK(gemma.mlp == hetsim::MlpKind::kSwiGlu);  // gated: three GEMMs
+  MESSAGE("gemma-2-9b: " << gemma.total_params() / 1e9 << "B parameters, published 9.24B");
+  CHECK(std::abs(gemma.total_params() - 9.2417e9) / 9.2417e9 < 0.001);
+  // A GeLU model whose MLP is not gated stays ungated.
+  const auto neox = hetsim::load_transformer_config(write_temp(
+      "neox-gelu", R"({"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+      "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 100, "hidden_act": "gelu"})"));
+  CHECK(neox.mlp == hetsim::MlpKind::kGelu);
+}
+
 TEST_CASE("missing and ill-typed fields name the file and JSON path") {
   const auto missing = write_temp("missing", R"({"hidden_size": 64, "num_attention_heads": 4})");
   CHECK(message_of(missing) == missing + ": /num_hidden_layers: got nothing (missing); expected a value "

@@ -43,7 +43,7 @@ PlanSearchResult check_search_equals_brute_force(PlanSearchOptions options) {
   for (const PlanSearchResult* r : {&searched, &brute}) {
     CHECK(r->pruned_memory + r->over_budget + r->refused + r->pruned_bound + r->simulated ==
           r->enumerated);
-    CHECK(r->ranking.size() + r->infeasible == r->simulated);
+    CHECK(r->ranking.size() + r->simulation_refused + r->out_of_memory == r->simulated);
   }
   return searched;
 }

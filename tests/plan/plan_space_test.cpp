@@ -40,6 +40,13 @@ TEST_CASE("a mixed cluster is tried whole and without each GPU type") {
         doctest::Approx(subsets[1].usd_per_hour + subsets[2].usd_per_hour));
 }
 
+TEST_CASE("a cluster with measured pair links is tried whole only") {
+  // Before: plan failed with "leave_out: cluster ... has measured pair links".
+  const std::vector<GpuSubset> subsets = gpu_subsets(cluster("pair-matrix-3machine.json"), catalog());
+  REQUIRE(subsets.size() == 1);
+  CHECK(subsets[0].left_out.empty());
+}
+
 TEST_CASE("three sites give every union of sites their WAN links join") {
   const std::vector<GpuSubset> subsets = gpu_subsets(cluster("three-site.json"), catalog());
   // Every WAN link pair is joined in three-site.json, so all 7 non-empty unions remain.
@@ -77,6 +84,26 @@ TEST_CASE("every candidate divides the heads, the layers, the GPUs and the batch
   options.wide = true;
   const std::vector<PlanCandidate> wide = enumerate_candidates(model, subsets, options);
   CHECK(wide.size() > candidates.size());
+}
+
+TEST_CASE("interleaving tries every virtual-stage count that divides the layers per rank, up to --max-vpp") {
+  // Before: 2 and 4 only, so GPT-3 175B on pp 16 (6 layers a rank) never tried v = 3 or 6.
+  const TransformerConfig model =
+      load_transformer_config(kRoot + "/models/configs/llama-3.2-1b.json");  // 16 layers
+  const std::vector<GpuSubset> subsets = gpu_subsets(cluster("dgx-a100-1node.json"), catalog());
+  PlanSpaceOptions options{"c.json", "m.json", 8, 512, false};
+  const auto interleaves = [&] {
+    std::set<std::pair<int, int>> pp_vpp;
+    for (const PlanCandidate& c : enumerate_candidates(model, subsets, options))
+      if (c.schedule == "interleaved") pp_vpp.insert({c.pp, c.vpp});
+    return pp_vpp;
+  };
+  CHECK(interleaves() == std::set<std::pair<int, int>>{{2, 2}, {2, 4}, {2, 8}, {4, 2}, {4, 4}, {8, 2}});
+  options.max_vpp = 4;
+  CHECK(interleaves() == std::set<std::pair<int, int>>{{2, 2}, {2, 4}, {4, 2}, {4, 4}, {8, 2}});
+  options.max_vpp = 1;
+  CHECK_THROWS_WITH_AS(enumerate_candidates(model, subsets, options),
+                       "--max-vpp: got 1; expected 2 to 1024 virtual stages per rank", Error);
 }
 
 TEST_CASE("a candidate is the sweep point of run's flags") {

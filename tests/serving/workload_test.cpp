@@ -126,6 +126,9 @@ TEST_CASE("bad traces are refused naming the file, line and column") {
   refuse("backwards.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n5,1,2\n4,1,2\n",
          "line 3, column \"TIMESTAMP\": got 4; expected arrival times that do not decrease");
   refuse("ragged.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n5,1\n", "");
+  // An arrival at 1e300 s used to give "0.000 requests/s" and latencies rounded to zero.
+  refuse("far.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0,1,2\n1e300,1,2\n",
+         "line 3, column \"TIMESTAMP\": got 1e300; expected arrivals within 365 days of the first");
   CHECK_THROWS_AS(load_request_trace(kData + "no_such_file.csv"), InputError);
 }
 
@@ -145,6 +148,11 @@ TEST_CASE("synthetic workload options out of range name their flag") {
   w = {};
   w.rate_per_s = std::nan("");
   refuse(w, "--rate");
+  // --rate 1e-300 used to print p50/p90/p99 of 0.00 ms beside means of 0.37 ms and more.
+  w = {};
+  w.rate_per_s = 1e-300;
+  w.requests = 2;
+  refuse(w, "--rate: got 1e-300; expected a rate at which 2 requests arrive within 365 days");
   w = {};
   w.process = ArrivalProcess::kGamma;
   w.cv = -1;

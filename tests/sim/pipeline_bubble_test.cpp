@@ -77,15 +77,18 @@ TEST_CASE("op times must be finite and positive, each named by its flag") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{0, 1, 0, 0}),
-                       "--f (forward time) is 0; expected a finite time > 0", PlanError);
+                       "--f (forward time) is 0; expected a finite time > 0 and at most 1e+06", PlanError);
   CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{inf, 1, 0, 0}),
-                       "--f (forward time) is inf; expected a finite time > 0", PlanError);
+                       "--f (forward time) is inf; expected a finite time > 0 and at most 1e+06", PlanError);
   CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{1, 1, nan, 0}),
-                       "--w (weight-gradient time) is nan; expected a finite time >= 0", PlanError);
+                       "--w (weight-gradient time) is nan; expected a finite time >= 0 and at most 1e+06", PlanError);
   CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{1, 1, 0, nan}),
-                       "--comm (transfer time) is nan; expected a finite time >= 0", PlanError);
+                       "--comm (transfer time) is nan; expected a finite time >= 0 and at most 1e+06", PlanError);
   CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{1, 1, 0, 0, 0.5, inf}),
-                       "--offload-time is inf; expected a finite time > 0", PlanError);
+                       "--offload-time is inf; expected a finite time > 0 and at most 1e+06", PlanError);
+  // 1e308 is finite, but a makespan of such ops is not.
+  CHECK_THROWS_WITH_AS(replay_schedule(make_1f1b(2, 2), AbstractCosts{1e308, 1e308, 0, 0}),
+                       "--f (forward time) is 1e+308; expected a finite time > 0 and at most 1e+06", PlanError);
 }
 
 TEST_CASE("the three bubble definitions on 1F1B") {

@@ -43,9 +43,19 @@ TEST_CASE("values run would reject are reasons naming the flag") {
   CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"collectives": "smoke"})")),
                        doctest::Contains("smoke"), hetsim::Error);
   CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"wan_bandwidth_Gbps": 0})")),
-                       "wan_bandwidth_Gbps: got 0; expected a number > 0", hetsim::Error);
+                       "wan_bandwidth_Gbps: got 0; expected a number in [1e-06, 1e+07]", hetsim::Error);
   CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"wan_latency_ms": -1})")),
-                       "wan_latency_ms: got -1; expected a number >= 0", hetsim::Error);
+                       "wan_latency_ms: got -1; expected a number in [0, 10000]", hetsim::Error);
+  // The cluster file's own ranges: 1e-320 Gbit/s used to end in "no WAN path", a latency of
+  // 1e308 ms in a report that was not finite.
+  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"wan_bandwidth_Gbps": 1e-320})")),
+                       doctest::Contains("expected a number in [1e-06, 1e+07]"), hetsim::Error);
+  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"wan_latency_ms": 1e308})")),
+                       doctest::Contains("expected a number in [0, 10000]"), hetsim::Error);
+  // An empty value used to swallow the next key's flag: --fp8-format: got "--gbs=64".
+  CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"fp8-format": "", "gbs": 64})")),
+                       "--fp8-format: got \"\"; expected a value (leave the key out for the default)",
+                       hetsim::Error);
   CHECK_THROWS_WITH_AS(parse_point_job(json::parse(R"({"gpu_type": 3})")),
                        "gpu_type: got 3; expected a GPU type name", hetsim::Error);
 }

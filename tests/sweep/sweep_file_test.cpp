@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "base/error.hpp"
@@ -115,6 +116,10 @@ TEST_CASE("a broken line that is not the last is an error naming the file and li
       read_sweep_file(not_sweep.path),
       doctest::Contains(": line 1: got {\"iteration_time_s\": 1}; expected the header"),
       hetsim::Error);
+  // A directory used to read as "DIR: empty".
+  const std::string directory = std::filesystem::temp_directory_path().string();
+  CHECK_THROWS_WITH_AS(read_sweep_file(directory),
+                       (directory + ": is a directory; expected a hetsim sweep file").c_str(), hetsim::Error);
   const TempFile empty;
   append(empty.path, "");
   CHECK_THROWS_WITH_AS(read_sweep_file(empty.path),
@@ -134,4 +139,63 @@ TEST_CASE("a duplicated point is refused on resume") {
   CHECK_THROWS_WITH_AS(points_to_resume(read_sweep_file(file.path), "f",
                                         sweep_header(spec, Shard{}), spec, {0, 1, 2}),
                        "f: line 3: point 1 appears twice", hetsim::Error);
+}
+
+TEST_CASE("a point line whose report the summary cannot read is refused naming its JSON path") {
+  // Before: "fast", null or [] ended in an internal type_error after merge had written --out;
+  // {}, "oom": 5 and a negative rate passed silently.
+  const SweepSpec spec = three_points();
+  const json good_report = {{"oom", json::array()},
+                            {"tokens_per_s", 1000.0},
+                            {"cost_usd", {{"per_million_tokens", 2.5}}}};
+  const auto refused = [&](const std::function<void(json&)>& edit) {
+    const TempFile file;
+    {
+      LineWriter writer(file.path, false);
+      writer.write(sweep_header(spec, Shard{}));
+      json line = {{"index", 0}, {"point", spec.point(0)}, {"report", good_report}};
+      edit(line);
+      writer.write(line);
+    }
+    try {
+      read_sweep_file(file.path);
+    } catch (const hetsim::Error& e) {
+      const std::string message = e.what();
+      CHECK(message.rfind(file.path + ": line 2: ", 0) == 0);
+      return message.substr(file.path.size() + std::string(": line 2: ").size());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refused([](json&) {}) == "accepted");
+  CHECK(refused([](json& l) { l["report"]["tokens_per_s"] = "fast"; }) ==
+        "/report/tokens_per_s: got \"fast\"; expected a number >= 0");
+  CHECK(refused([](json& l) { l["report"]["tokens_per_s"] = -1; }) ==
+        "/report/tokens_per_s: got -1; expected a number >= 0");
+  CHECK(refused([](json& l) { l["report"] = nullptr; }) == "/report: got null; expected a run report object");
+  CHECK(refused([](json& l) { l["report"] = json::object(); }) ==
+        "/report/oom: got nothing; expected the list of GPUs out of memory");
+  CHECK(refused([](json& l) { l["report"]["oom"] = 5; }) ==
+        "/report/oom: got 5; expected the list of GPUs out of memory");
+  CHECK(refused([](json& l) { l["report"]["cost_usd"] = json::array(); }) ==
+        "/report/cost_usd/per_million_tokens: got []; expected dollars >= 0");
+  CHECK(refused([](json& l) { l["index"] = -3; }) == "/index: got -3; expected a point index >= 0");
+  CHECK(refused([](json& l) {
+          l["report"]["tokens_per_s"] = 0;
+          l["report"]["cost_usd"]["per_million_tokens"] = nullptr;
+        }) == "accepted");  // a run of no tokens has no cost per token
+}
+
+TEST_CASE("a second writer of the same sweep file is refused, naming the first one's pid") {
+  // Before: two sweeps on one --out both exited 0, leaving torn and duplicated lines.
+  const SweepSpec spec = three_points();
+  const TempFile file;
+  LineWriter first(file.path, false);
+  first.write(sweep_header(spec, Shard{}));
+  CHECK_THROWS_WITH_AS(LineWriter(file.path, false),
+                       (file.path + ": another process (pid " + std::to_string(::getpid()) +
+                        ") is writing this file; expected one writer at a time")
+                           .c_str(),
+                       hetsim::Error);
+  // The refused writer cut nothing.
+  CHECK(read_sweep_file(file.path).header == sweep_header(spec, Shard{}));
 }

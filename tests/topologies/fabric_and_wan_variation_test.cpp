@@ -155,8 +155,14 @@ TEST_CASE("the Box-Muller draws have the moments of a standard normal") {
 TEST_CASE("bad fabric and WAN variation input: pinned messages") {
   const std::string dir = std::filesystem::path(write_scratch_file("x", "")).parent_path().string();
   CHECK(load_message("bad-oversub.json", [](json& d) { d["sites"][0]["fabric"]["oversubscription"] = 0.5; }) ==
-        dir + "/bad-oversub.json: /sites/0/fabric/oversubscription: got 0.5; expected a ratio >= 1 "
+        dir + "/bad-oversub.json: /sites/0/fabric/oversubscription: got 0.5; expected a ratio in [1, 1e+06] "
               "(1 = non-blocking; 4 = nodes get a quarter of their NIC bandwidth into the fabric)");
+  // 1e308 used to pass and end in a report that was not finite, naming no input.
+  CHECK(load_message("huge-oversub.json", [](json& d) { d["sites"][0]["fabric"]["oversubscription"] = 1e308; }) ==
+        dir + "/huge-oversub.json: /sites/0/fabric/oversubscription: got 1e+308; expected a ratio in [1, 1e+06] "
+              "(1 = non-blocking; 4 = nodes get a quarter of their NIC bandwidth into the fabric)");
+  CHECK(load_message("huge-egress.json", [](json& d) { d["wan_links"][0]["egress_usd_per_GB"] = 1e308; }) ==
+        dir + "/huge-egress.json: /wan_links/0/egress_usd_per_GB: got 1e+308; expected a number between 0 and 1000");
   CHECK(load_message("both.json", [](json& d) {
           d["wan_links"][0]["bandwidth_trace_file"] = "t.csv";
           d["wan_links"][0]["bandwidth_random_walk"] = json::object();
@@ -175,7 +181,11 @@ TEST_CASE("bad fabric and WAN variation input: pinned messages") {
   write_scratch_file("zero-trace.csv", "time_s,bandwidth_Gbps\n0,0\n");
   CHECK(load_message("zero-trace.json", [](json& d) {
           d["wan_links"][0]["bandwidth_trace_file"] = "zero-trace.csv";
-        }) == dir + "/zero-trace.csv: line 2: got bandwidth_Gbps 0; expected a bandwidth > 0");
+        }) == dir + "/zero-trace.csv: line 2: got bandwidth_Gbps 0; expected a bandwidth in [1e-06, 1e+07] Gbit/s");
+  write_scratch_file("tiny-trace.csv", "time_s,bandwidth_Gbps\n0,1e-300\n");
+  CHECK(load_message("tiny-trace.json", [](json& d) {
+          d["wan_links"][0]["bandwidth_trace_file"] = "tiny-trace.csv";
+        }) == dir + "/tiny-trace.csv: line 2: got bandwidth_Gbps 1e-300; expected a bandwidth in [1e-06, 1e+07] Gbit/s");
   write_scratch_file("header-trace.csv", "t,bw\n0,1\n");
   CHECK(load_message("header-trace.json", [](json& d) {
           d["wan_links"][0]["bandwidth_trace_file"] = "header-trace.csv";

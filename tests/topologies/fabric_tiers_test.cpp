@@ -144,6 +144,10 @@ TEST_CASE("bad tiers: one line naming the file, the JSON path, the value and wha
   });
   CHECK(load_error(negative) ==
         negative + at + "/0/oversubscription: got -7; expected a number > 0");
+  const std::string huge = edited("tier-huge-ratio.json", [](json& d) {
+    d["sites"][0]["fabric"]["tiers"][1]["oversubscription"] = 1e308;
+  });
+  CHECK(load_error(huge) == huge + at + "/1/oversubscription: got 1e+308; expected a ratio of at most 1e+06");
   const std::string nesting = edited("tier-not-nesting.json", [](json& d) {
     d["sites"][0]["fabric"]["tiers"][1]["nodes_per_group"] = 3;
   });

@@ -18,6 +18,7 @@
 #include "tools/hetsim/commands.hpp"
 #include "tools/hetsim/shipped_paths.hpp"
 #include "topologies/cluster_loader.hpp"
+#include "topologies/link_ranges.hpp"
 
 namespace hetsim::cli {
 
@@ -93,8 +94,11 @@ void run(const CollectiveArgs& args) {
   const CollectiveAlgo algo = parse_collective_algo(args.algo, "--algo");
   const std::vector<GpuId> gpus = parse_gpus(args.gpus, cluster.gpu_count());
   const double bytes = parse_bytes(args.bytes);
-  if (!(args.overhead_us >= 0))
-    throw Error(fmt::format("--overhead-us: got {}; expected a time >= 0", args.overhead_us));
+  // At most a link's longest latency (topologies/link_ranges.hpp); inf used to end in a report
+  // that was not finite.
+  if (!(args.overhead_us >= 0 && args.overhead_us <= link_ranges::kMaxLatencyS * 1e6))
+    throw Error(fmt::format("--overhead-us: got {}; expected a time in [0, {:g}] us", args.overhead_us,
+                            link_ranges::kMaxLatencyS * 1e6));
 
   double time_s = 0;
   nlohmann::json extra = nlohmann::json::object();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "hetsim_version.hpp"
 #include "tools/calibrate/calibrate_command.hpp"
 #include "tools/hetsim/commands.hpp"
 #include "tools/hetsim/usage_error.hpp"
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
       "hetsim: replay a training iteration of a large model on a GPU cluster and report time, "
       "bubbles, memory, dollars and energy.\n\nExample:\n  hetsim run                       # the "
       "shipped default what-if\n  hetsim schedule --kind 1f1b --pp 4 --mb 8 --text"};
+  app.set_version_flag("--version", std::string("hetsim ") + HETSIM_VERSION + " (commit " + HETSIM_COMMIT + ")",
+                       "print the version and the git commit built, then exit");
   app.require_subcommand(1);
   hetsim::cli::add_run_command(app);
   hetsim::cli::add_schedule_command(app);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <thread>
 
@@ -20,7 +21,8 @@ namespace {
 struct PlanArgs {
   plan::PlanSearchOptions search;
   std::string objective = "time";
-  double budget = 0;  // 0: none
+  double budget = 0;
+  bool budget_given = false;
   int top = 10;
   bool exhaustive = false;
   bool json = false;
@@ -28,10 +30,12 @@ struct PlanArgs {
 
 void run_plan(PlanArgs& args) {
   plan::PlanSearchOptions& search = args.search;
-  if (args.budget < 0)
-    throw Error(
-        fmt::format("--budget-usd-per-hour: got {}; expected dollars per hour > 0", args.budget));
-  if (args.budget > 0) search.budget_usd_per_hour = args.budget;
+  if (args.budget_given) {
+    // nan and 0 used to pass as "no budget".
+    if (!(std::isfinite(args.budget) && args.budget > 0))
+      throw Error(fmt::format("--budget-usd-per-hour: got {}; expected dollars per hour > 0", args.budget));
+    search.budget_usd_per_hour = args.budget;
+  }
   if (args.top < 1) throw Error(fmt::format("--top: got {}; expected a count >= 1", args.top));
   if (search.jobs < 0)
     throw Error(
@@ -78,9 +82,14 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"time", "cost"}))
       ->capture_default_str();
   cmd->add_option("--budget-usd-per-hour", args->budget,
-                  "leave out plans whose GPUs cost more per hour (list prices, models/gpus)");
+                  "leave out plans whose GPUs cost more per hour (list prices, models/gpus)")
+      ->each([args](const std::string&) { args->budget_given = true; });
   cmd->add_option("--top", args->top, "plans to show")->capture_default_str();
   cmd->add_option("--jobs,-j", args->search.jobs, "threads simulating (0: every core)")
+      ->capture_default_str();
+  cmd->add_option("--max-vpp", space.max_vpp,
+                  "most virtual stages per rank the interleaved schedule tries (every v from 2 that "
+                  "divides the layers per rank)")
       ->capture_default_str();
   cmd->add_flag("--wide", space.wide,
                 "also GPipe and ZB-H2, ZeRO 2 and 3, micro-batch 8, PipeOffload 0.5 and 1");

@@ -56,6 +56,7 @@ void write_file(const std::string& path, const std::string& text) {
 // zb-auto searches with the given op times and memory limit; the others take only their shape.
 Timetable generate(const ScheduleArgs& args) {
   if (args.kind == "zb-auto" && args.chunks == 1) {
+    check_timetable_size(args.kind, args.pp, args.microbatches, 1);
     const double weight = args.costs.weight > 0 ? args.costs.weight : args.costs.backward;
     return make_zb_auto(args.pp, args.microbatches,
                         ZbAutoOptions{args.costs.forward, args.costs.backward, weight,

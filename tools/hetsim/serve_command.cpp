@@ -21,6 +21,10 @@ namespace hetsim::cli {
 
 namespace {
 
+// The latest simulated time an objective or a re-split may name: a year, the span a workload's
+// arrivals may cover (sim/serving/workload.cpp). inf used to reach a report that was not finite.
+constexpr double kMaxObjectiveS = 365.0 * 24 * 3600;
+
 struct ServeArgs {
   std::string cluster = shipped("topologies/clusters/dgx-a100-1node.json");
   std::string model = shipped(kDefaultModel);
@@ -94,9 +98,9 @@ void serve(ServeArgs& args) {
     const std::string when = args.resplit_at.substr(0, colon);
     const auto [end, ec] = std::from_chars(when.data(), when.data() + when.size(), options.resplit_at_s);
     if (colon == std::string::npos || when.empty() || ec != std::errc() || end != when.data() + when.size() ||
-        !(options.resplit_at_s >= 0))
+        !(options.resplit_at_s >= 0 && options.resplit_at_s <= kMaxObjectiveS))
       throw InputError("command line", "--resplit-at", args.resplit_at,
-                       "SECONDS:SPLIT, seconds >= 0 of simulated time and layers per stage (e.g. 30:10,14,8)");
+                       "SECONDS:SPLIT, seconds in [0, 31536000] of simulated time and layers per stage (e.g. 30:10,14,8)");
     options.resplit_layers = parse_split(args.resplit_at.substr(colon + 1), "--resplit-at");
   }
   std::optional<TransformerConfig> draft;
@@ -110,10 +114,10 @@ void serve(ServeArgs& args) {
                                             : fmt::format("{}", options.acceptance_rate),
                      "speculative decoding needs a draft model (--draft-model)");
   }
-  if (!(args.slo_ttft_ms >= 0) || !(args.slo_tpot_ms >= 0))
-    throw InputError("command line", args.slo_ttft_ms >= 0 ? "--slo-tpot-ms" : "--slo-ttft-ms",
-                     fmt::format("{}", args.slo_ttft_ms >= 0 ? args.slo_tpot_ms : args.slo_ttft_ms),
-                     "milliseconds >= 0 (0: no objective)");
+  for (const auto& [flag, ms] : {std::pair{"--slo-ttft-ms", args.slo_ttft_ms}, std::pair{"--slo-tpot-ms", args.slo_tpot_ms}})
+    if (!(ms >= 0 && ms <= kMaxObjectiveS * 1e3))
+      throw InputError("command line", flag, fmt::format("{}", ms),
+                       "milliseconds in [0, 3.1536e10] (0: no objective)");
 
   std::vector<serving::Request> requests;
   std::string workload;

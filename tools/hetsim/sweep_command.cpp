@@ -58,23 +58,38 @@ bool holds_header_line(const std::string& path) {
   return std::getline(in, first) && !in.eof();
 }
 
+// On resume, a file without a whole first line is started afresh only when what it holds is
+// the start of this sweep's header (a sweep killed while writing it): anything else is someone's
+// data, which --resume must not replace.
+void check_replaceable(const std::string& path, const std::string& header_line) {
+  std::ifstream in(path, std::ios::binary);
+  std::string held(header_line.size() + 1, '\0');
+  in.read(held.data(), static_cast<std::streamsize>(held.size()));
+  held.resize(static_cast<std::size_t>(in.gcount()));
+  if (held.empty() || header_line.compare(0, held.size(), held) == 0) return;
+  throw Error(fmt::format("{}: --resume: the file holds data that is not the start of this sweep's "
+                          "header; expected a file this sweep wrote (remove it, or choose another --out)",
+                          path));
+}
+
 Start start_output(const SweepArgs& args, const SweepSpec& spec, const Shard& shard,
                    const std::vector<std::size_t>& selected) {
   Start start;
+  start.pending = selected;
+  if (args.out.empty()) return start;
   const nlohmann::json header = sweep_header(spec, shard);
+  // Locked before the file is read or cut.
+  start.writer = std::make_unique<LineWriter>(args.out, true);
   if (args.resume && holds_header_line(args.out)) {
     SweepFile file = read_sweep_file(args.out);
     start.pending = points_to_resume(file, args.out, header, spec, selected);
     start.lines = std::move(file.lines);
-    std::filesystem::resize_file(args.out, file.whole_bytes);  // drop a torn last line
-    start.writer = std::make_unique<LineWriter>(args.out, true);
+    start.writer->truncate(file.whole_bytes);  // drop a torn last line
     return start;
   }
-  start.pending = selected;
-  if (!args.out.empty()) {
-    start.writer = std::make_unique<LineWriter>(args.out, false);
-    start.writer->write(header);
-  }
+  if (args.resume) check_replaceable(args.out, header.dump() + "\n");
+  start.writer->truncate(0);
+  start.writer->write(header);
   return start;
 }
 

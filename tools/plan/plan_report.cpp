@@ -115,11 +115,12 @@ std::string plan_text(const PlanSearchResult& result, const PlanSearchOptions& o
   const Objective objective = options.objective;
   std::string out = fmt::format(
       "plan search ({}): {} candidates on {} GPU subsets; {} pruned by memory, {} over budget, "
-      "{} refused, {} pruned by bound, {} simulated ({} refused or out of memory) in {:.1f} s, "
-      "{:.1f} points/s\n\n",
+      "{} refused, {} pruned by bound, {} simulated ({} ran, {} refused by the simulation, {} out of "
+      "memory) in {:.1f} s, {:.1f} points/s\n\n",
       objective_name(objective), result.enumerated, result.subsets.size(), result.pruned_memory,
-      result.over_budget, result.refused, result.pruned_bound, result.simulated, result.infeasible,
-      result.wall_s, result.wall_s > 0 ? result.simulated / result.wall_s : 0.0);
+      result.over_budget, result.refused, result.pruned_bound, result.simulated, result.ranking.size(),
+      result.simulation_refused, result.out_of_memory, result.wall_s,
+      result.wall_s > 0 ? result.simulated / result.wall_s : 0.0);
   if (result.ranking.empty()) {
     out += "no candidate fits in memory and runs";
     // When every candidate was refused, the first one's reason is every one's in kind.
@@ -224,7 +225,9 @@ nlohmann::json plan_json(const PlanSearchResult& result, const PlanSearchOptions
           {"refused", result.refused},
           {"pruned_by_bound", result.pruned_bound},
           {"simulated", result.simulated},
-          {"refused_or_out_of_memory", result.infeasible},
+          {"ran", result.ranking.size()},
+          {"simulation_refused", result.simulation_refused},
+          {"out_of_memory", result.out_of_memory},
           {"wall_s", result.wall_s},
           {"top", top},
           {"subsets", subsets}};

@@ -128,8 +128,12 @@ PlanSearchResult search_plans(const GpuCatalog& shipped, const PlanSearchOptions
     result.simulated += batch.size();
     for (const std::size_t i : batch) {
       const PlanOutcome& outcome = result.outcomes[i];
+      if (!outcome.error.empty()) {
+        ++result.simulation_refused;
+        continue;
+      }
       if (!outcome.feasible()) {
-        ++result.infeasible;
+        ++result.out_of_memory;
         continue;
       }
       result.ranking.push_back(i);

@@ -50,7 +50,8 @@ struct PlanSearchResult {
   std::size_t pruned_bound = 0;
   std::size_t refused = 0;  // the plan's flags refused before any simulation
   std::size_t simulated = 0;
-  std::size_t infeasible = 0;        // simulated, but refused or out of memory
+  std::size_t simulation_refused = 0;  // simulated, but refused by the simulation
+  std::size_t out_of_memory = 0;       // simulated, but some GPU ran out of memory
   std::vector<std::size_t> ranking;  // feasible outcomes, best first (ties: lower index)
   std::vector<std::optional<std::size_t>> best_per_subset;  // outcome index per subset
   std::vector<std::size_t> candidates_per_subset;           // enumerated on each subset

@@ -71,7 +71,11 @@ std::vector<GpuSubset> gpu_subsets(const ClusterSpec& spec, const GpuCatalog& ca
   // Bit i of a mask set: group i is used. All groups first, then fewer.
   std::vector<unsigned> masks;
   const unsigned all = (1U << n) - 1;
-  if (n <= kMaxSubsetGroups) {
+  // Measured pair links are indexed by node: leaving GPUs out would renumber them, so such a
+  // cluster is tried whole only.
+  if (!spec.pair_links.nodes.empty()) {
+    masks.push_back(all);
+  } else if (n <= kMaxSubsetGroups) {
     for (unsigned mask = all; mask >= 1; --mask) masks.push_back(mask);
   } else {
     masks.push_back(all);
@@ -157,6 +161,9 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
   if (options.global_batch_size < 1)
     throw Error(
         fmt::format("--gbs: got {}; expected a global batch size >= 1", options.global_batch_size));
+  if (options.max_vpp < 2 || options.max_vpp > kMaxVirtualStages)
+    throw Error(fmt::format("--max-vpp: got {}; expected 2 to {} virtual stages per rank",
+                            options.max_vpp, kMaxVirtualStages));
   const std::vector<int> mbs_choices =
       options.wide ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2, 4};
   std::vector<std::string> schedules =
@@ -209,7 +216,7 @@ std::vector<PlanCandidate> enumerate_candidates(const TransformerConfig& model,
               if (schedule == "interleaved") {
                 if (pp == 1 || m % pp != 0) continue;
                 vpps.clear();
-                for (const int v : {2, 4})
+                for (int v = 2; v <= std::min(options.max_vpp, model.num_layers / pp); ++v)
                   if ((model.num_layers / pp) % v == 0) vpps.push_back(v);
               }
               if (schedule == "zb-h2" && m < 2 * pp) continue;

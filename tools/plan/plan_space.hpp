@@ -15,6 +15,9 @@
 
 namespace hetsim::plan {
 
+// The bound on --max-vpp: more virtual stages than any model's layers per rank would allow.
+inline constexpr int kMaxVirtualStages = 1024;
+
 struct PlanSpaceOptions {
   std::string cluster_file;
   std::string model_file;
@@ -23,6 +26,9 @@ struct PlanSpaceOptions {
   // Widen the space beyond what practitioners usually run: GPipe and ZB-H2 schedules, ZeRO 2
   // and 3, micro-batches of 8, PipeOffload of half or all activations.
   bool wide = false;
+  // The most virtual stages per rank the interleaved schedule tries: every v from 2 to this
+  // that divides the layers per rank (GPT-3 175B on pp 16 runs best at v = 6, one layer a chunk).
+  int max_vpp = 8;
 };
 
 // The GPUs one candidate uses: the cluster less the node groups ("site/group") it leaves out.
@@ -39,7 +45,8 @@ struct GpuSubset {
 
 // Every GPU subset worth trying: all GPUs, and (when the cluster has more than one node group)
 // every non-empty union of node groups for up to kMaxSubsetGroups groups, otherwise each
-// single group left out. Subsets whose WAN links do not join their sites are skipped.
+// single group left out. Subsets whose WAN links do not join their sites are skipped. A cluster
+// with measured pair links is tried whole only (its links are indexed by node).
 inline constexpr std::size_t kMaxSubsetGroups = 4;
 std::vector<GpuSubset> gpu_subsets(const ClusterSpec& spec, const GpuCatalog& catalog);
 
@@ -80,7 +87,8 @@ inline constexpr int kContextParallelMinSeqLength = 16384;
 // node's GPUs so that the ring stays in the node, seq divisible by 2 cp for causal load
 // balancing, models that attend to the whole sequence, megatron placement only); pp divides the
 // layers and pp = 1 runs no schedule choice; dp = GPUs / (tp cp pp)
-// divides the global batch by the micro-batch; vpp (interleaved only) divides layers per rank;
+// divides the global batch by the micro-batch; vpp (interleaved only) is every v in
+// [2, max_vpp] dividing the layers per rank;
 // interleaved needs Megatron's microbatch rule (m multiple of pp); zb-h2 needs m >= 2 pp.
 // Balanced layers (one chunk per rank: 1f1b, zb-h1, gpipe, zb-h2) where GPU types mix, and the
 // site-aware placement on three sites or more.

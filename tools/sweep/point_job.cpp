@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "base/units.hpp"
+#include "topologies/link_ranges.hpp"
 #include "tools/sweep/cluster_subset.hpp"
 
 namespace hetsim::sweep {
@@ -16,6 +18,9 @@ namespace {
 // A flag's value as CLI11 reads it: lists comma-separated (the delimiter run registers),
 // numbers in JSON's shortest round-trip form.
 std::string flag_value(const std::string& key, const nlohmann::json& value) {
+  // An empty string would leave "--key=" to take the next argument as its value.
+  if (value.is_string() && value.get<std::string>().empty())
+    throw Error(fmt::format("{}: got \"\"; expected a value (leave the key out for the default)", key));
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean() || value.is_number()) return value.dump();
   if (value.is_array()) {
@@ -32,11 +37,11 @@ std::string flag_value(const std::string& key, const nlohmann::json& value) {
                           value.dump()));
 }
 
-double variation_number(const std::string& key, const nlohmann::json& value, bool zero_allowed) {
-  if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0 ||
-      (!zero_allowed && value.get<double>() == 0))
-    throw Error(fmt::format("{}: got {}; expected a number {}", key, value.dump(),
-                            zero_allowed ? ">= 0" : "> 0"));
+// A WAN figure within the range the cluster file allows for the same figure
+// (topologies/link_ranges.hpp), so that a sweep cannot reach what a cluster file cannot.
+double variation_number(const std::string& key, const nlohmann::json& value, double low, double high) {
+  if (!value.is_number() || !(value.get<double>() >= low && value.get<double>() <= high))
+    throw Error(fmt::format("{}: got {}; expected a number in [{:g}, {:g}]", key, value.dump(), low, high));
   return value.get<double>();
 }
 
@@ -112,11 +117,13 @@ PointJob parse_point_job(const nlohmann::json& settings) {
         throw Error(fmt::format("{}: got {}; expected a GPU type name", key, value.dump()));
       job.variation.gpu_type = value.get<std::string>();
     } else if (key == kWanBandwidthKey) {
-      job.variation.wan_bandwidth_Gbps = variation_number(key, value, false);
+      job.variation.wan_bandwidth_Gbps =
+          variation_number(key, value, link_ranges::kMinGbps, link_ranges::kMaxGbps);
     } else if (key == kLeaveOutKey) {
       job.variation.leave_out = leave_out_names(value);
     } else if (key == kWanLatencyKey) {
-      job.variation.wan_latency_ms = variation_number(key, value, true);
+      job.variation.wan_latency_ms =
+          variation_number(key, value, 0, link_ranges::kMaxLatencyS / units::kMillisecond);
     } else {
       reversed.push_back("--" + key + "=" + flag_value("--" + key, value));
     }

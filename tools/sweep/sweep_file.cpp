@@ -2,12 +2,16 @@
 #include "tools/sweep/sweep_file.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -18,11 +22,45 @@ namespace hetsim::sweep {
 
 namespace {
 
-bool is_point_line(const nlohmann::json& line) {
-  return line.is_object() && line.contains("index") && line["index"].is_number_unsigned() &&
-         line.contains("point") && line["point"].is_object() &&
-         ((line.contains("report") && line["report"].is_object()) ||
-          (line.contains("error") && line["error"].is_string()));
+std::string rendered(const nlohmann::json& value) {
+  const std::string text = value.dump();
+  return text.size() > 60 ? text.substr(0, 60) + "..." : text;
+}
+
+// What is wrong with a point line, as "/json/path: got X; expected Y", or "" when it is a point
+// line the summary, CSV and resume can read: an index and the point, then either an error
+// message or a report whose figures they read (tokens per second, cost per million tokens, the
+// out-of-memory list) of the types a report has.
+std::string point_line_problem(const nlohmann::json& line) {
+  if (!line.is_object()) return fmt::format("got {}; expected a point line object", rendered(line));
+  if (!line.contains("index") || !line["index"].is_number_unsigned())
+    return fmt::format("/index: got {}; expected a point index >= 0",
+                       line.contains("index") ? rendered(line["index"]) : "nothing");
+  if (!line.contains("point") || !line["point"].is_object())
+    return fmt::format("/point: got {}; expected the point's keys as an object",
+                       line.contains("point") ? rendered(line["point"]) : "nothing");
+  if (line.contains("error")) {
+    if (!line["error"].is_string()) return fmt::format("/error: got {}; expected a message", rendered(line["error"]));
+    return "";
+  }
+  if (!line.contains("report")) return "got no \"report\" and no \"error\"; expected one of them";
+  const nlohmann::json& report = line["report"];
+  if (!report.is_object()) return fmt::format("/report: got {}; expected a run report object", rendered(report));
+  if (!report.contains("oom") || !report["oom"].is_array())
+    return fmt::format("/report/oom: got {}; expected the list of GPUs out of memory",
+                       report.contains("oom") ? rendered(report["oom"]) : "nothing");
+  if (!report.contains("tokens_per_s") || !report["tokens_per_s"].is_number() ||
+      !(report["tokens_per_s"].get<double>() >= 0))
+    return fmt::format("/report/tokens_per_s: got {}; expected a number >= 0",
+                       report.contains("tokens_per_s") ? rendered(report["tokens_per_s"]) : "nothing");
+  // A run of no tokens has no cost per token (written as null).
+  const nlohmann::json cost = report.value("cost_usd", nlohmann::json());
+  const nlohmann::json per_million = cost.is_object() ? cost.value("per_million_tokens", nlohmann::json()) : nlohmann::json();
+  if (!cost.is_object() || !((per_million.is_number() && per_million.get<double>() >= 0) ||
+                             (per_million.is_null() && report["tokens_per_s"].get<double>() == 0)))
+    return fmt::format("/report/cost_usd/per_million_tokens: got {}; expected dollars >= 0",
+                       cost.is_object() ? rendered(per_million) : rendered(cost));
+  return "";
 }
 
 }  // namespace
@@ -33,10 +71,49 @@ nlohmann::json sweep_header(const SweepSpec& spec, const Shard& shard) {
   return {{"sweep", sweep}};
 }
 
+namespace {
+
+// The pid holding a flock(2) lock on the open file `fd`, from /proc/locks (proc(5): "ID: FLOCK
+// ADVISORY WRITE PID MAJOR:MINOR:INODE START END", major and minor in hex); "" when not found.
+std::string lock_holder(int fd) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) return "";
+  const std::string file_id = fmt::format("{:02x}:{:02x}:{}", major(status.st_dev),
+                                          minor(status.st_dev), status.st_ino);
+  std::ifstream locks("/proc/locks");
+  for (std::string line; std::getline(locks, line);) {
+    if (line.find("->") != std::string::npos) continue;  // a waiter, not the holder
+    std::istringstream fields(line);
+    std::string id, kind, mode, access, pid, where;
+    if (fields >> id >> kind >> mode >> access >> pid >> where && kind == "FLOCK" && where == file_id)
+      return pid;
+  }
+  return "";
+}
+
+}  // namespace
+
 LineWriter::LineWriter(std::string path, bool append) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+  // Opened without truncating, and locked before anything is cut: a second sweep writing the
+  // same file is refused instead of interleaving its lines with the first one's.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_APPEND, 0644);
   if (fd_ < 0)
     throw Error(fmt::format("{}: cannot open for writing: {}", path_, std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int reason = errno;
+    const std::string holder = lock_holder(fd_);
+    ::close(fd_);
+    if (reason == EWOULDBLOCK)
+      throw Error(fmt::format("{}: another process{} is writing this file; expected one writer at a time",
+                              path_, holder.empty() ? "" : " (pid " + holder + ")"));
+    throw Error(fmt::format("{}: cannot lock for writing: {}", path_, std::strerror(reason)));
+  }
+  if (!append) truncate(0);
+}
+
+void LineWriter::truncate(std::uintmax_t bytes) {
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0)
+    throw Error(fmt::format("{}: cannot truncate: {}", path_, std::strerror(errno)));
 }
 
 LineWriter::~LineWriter() { ::close(fd_); }
@@ -55,6 +132,9 @@ void LineWriter::write(const nlohmann::json& line) {
 }
 
 SweepFile read_sweep_file(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw Error(fmt::format("{}: is a directory; expected a hetsim sweep file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   std::stringstream buffer;
@@ -79,11 +159,13 @@ SweepFile read_sweep_file(const std::string& path) {
                         path, text.substr(start, std::min<std::size_t>(end - start, 60))));
       file.header = line;
     } else {
-      if (!is_point_line(line))
+      if (line.is_discarded())
         throw Error(
             fmt::format("{}: line {}: got {}; expected a point line {{\"index\", \"point\", "
                         "\"report\" or \"error\"}}",
                         path, number, text.substr(start, std::min<std::size_t>(end - start, 60))));
+      if (const std::string problem = point_line_problem(line); !problem.empty())
+        throw Error(fmt::format("{}: line {}: {}", path, number, problem));
       file.lines.push_back(line);
     }
     start = end + 1;

@@ -20,12 +20,14 @@ nlohmann::json sweep_header(const SweepSpec& spec, const Shard& shard);
 // Appends lines to a file, each with a single write and no user-space buffer.
 class LineWriter {
  public:
-  // Truncates the file first unless `append`. Throws Error when it cannot be opened.
+  // Takes an exclusive lock on the file (another process holding one is an error naming its
+  // pid), then truncates it unless `append`. Throws Error when it cannot be opened or locked.
   LineWriter(std::string path, bool append);
   ~LineWriter();
   LineWriter(const LineWriter&) = delete;
   LineWriter& operator=(const LineWriter&) = delete;
   void write(const nlohmann::json& line);  // throws Error on a failed write
+  void truncate(std::uintmax_t bytes);     // cuts the file to its first `bytes`
 
  private:
   std::string path_;
