@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "base/error.hpp"
+#include "base/json_input.hpp"
 
 namespace hetsim::calibration {
 
@@ -130,7 +131,15 @@ class ExpressionParser {
                                      text_[pos_] == '_' || text_[pos_] == '.')) {
         ++pos_;
       }
-      const std::size_t column = table_.column(text_.substr(start, pos_ - start));
+      // A name the CSV lacks is the mapping's to fix: told at the mapping's JSON path.
+      const std::string name = text_.substr(start, pos_ - start);
+      if (!table_.has_column(name)) {
+        const std::string near = nearest_word(name, table_.header());
+        throw InputError(file_, path_, fmt::format("\"{}\" (no column \"{}\" in {})", text_, name, table_.file()),
+                         near.empty() ? std::string("a column of that CSV's header")
+                                      : fmt::format("a column of that CSV's header (did you mean \"{}\"?)", near));
+      }
+      const std::size_t column = table_.column(name);
       out_.nodes_.push_back({Op::kColumn, 0, column, -1, -1});
       return static_cast<int>(out_.nodes_.size()) - 1;
     }

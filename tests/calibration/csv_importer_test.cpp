@@ -47,7 +47,8 @@ TEST_CASE("bad CSV cells and bad mappings name where they are") {
         }) == "p.csv: line 2: got time 0 s (from \"t_up\"); expected a time > 0");
   CHECK(message_of([] {
           import_csv_text("tokens,hiden,ffn,gated,tp,t_up\n1,2,3,True,1,1\n", "p.csv", kMapping, "map.json");
-        }) == "p.csv: line 1: got no column \"hidden\"; expected a header naming that column (did you mean \"hiden\"?)");
+        }) == "map.json: /ops/0/k: got \"hidden\" (no column \"hidden\" in p.csv); expected a column of that CSV's "
+              "header (did you mean \"hiden\"?)");  // the mapping names it: before, told at p.csv's line 1
   CHECK(message_of([] {
           import_csv_text("tokens,hidden,ffn,gated,tp,t_up\n1,2,3\n", "p.csv", kMapping, "map.json");
         }) == "p.csv: line 2: got 3 cells; expected 6 cells, one per header column");

@@ -1,5 +1,6 @@
 // Sweep specs: expansion of axes into points, explicit point lists, and the errors for bad specs.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <numeric>
 #include <stdexcept>
@@ -109,8 +110,8 @@ TEST_CASE("a product of the most points allowed is taken without expanding it") 
 TEST_CASE("the shipped example specs load") {
   for (const char* name : {"llama-3-8b-plans.json", "two-site-wan.json"}) {
     CAPTURE(name);
-    const auto spec = hetsim::sweep::load_sweep_spec(std::string(HETSIM_SOURCE_DIR) +
-                                                     "/tools/sweep/examples/" + name);
+    const auto spec =
+        hetsim::sweep::load_sweep_spec(fmt::format("{}/tools/sweep/examples/{}", HETSIM_SOURCE_DIR, name));
     CHECK(spec.point_count >= 24);
   }
 }

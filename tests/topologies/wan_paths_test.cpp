@@ -2,6 +2,7 @@
 // message soonest: sum of one-way latencies + S / bottleneck bandwidth, S = 64 MiB unless
 // wan_routing.message_MiB says otherwise (0: the least-latency chain).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdio>
@@ -92,7 +93,8 @@ TEST_CASE("by default the WAN route carries 64 MiB soonest: the direct link, and
 TEST_CASE("direct-or-detour.json: a fast direct link is not bypassed for a shorter, slow detour") {
   // a-b direct: 30 ms + 64 MiB / 400 Gbit/s = 31.342 ms. Through c: 20 ms + 64 MiB / 10 Gbit/s =
   // 73.687 ms. The least-latency rule took the detour.
-  const Cluster cluster = load_cluster(std::string(HETSIM_SOURCE_DIR) + "/tests/data/clusters/direct-or-detour.json", kGpuTypes);
+  const Cluster cluster =
+      load_cluster(fmt::format("{}/tests/data/clusters/direct-or-detour.json", HETSIM_SOURCE_DIR), kGpuTypes);
   CHECK(names(cluster, 0, 1) == std::vector<std::string>{"a/n0/gpu0->a/fabric", "a->b", "b/fabric->b/n0/gpu0"});
   CHECK(names(cluster, 1, 0) == std::vector<std::string>{"b/n0/gpu0->b/fabric", "b->a", "a/fabric->a/n0/gpu0"});
   const double bytes = 64.0 * 1024 * 1024;
