@@ -234,6 +234,17 @@ TEST_CASE("an infinite collective size is refused") {
   CHECK(o.err ==
         "hetsim: error: --bytes: got \"inf\"; expected a finite size >= 0 in bytes, optionally with K, M or G "
         "(KiB, MiB, GiB) as nccl-tests takes it, e.g. 1G\n");
+  // A simulation of minutes is announced before it starts (it used to run over 65 s silently);
+  // `timeout` ends it once the note is out.
+  // `hetsim` runs in the background until its note is written (at most 60 s), then is killed.
+  const std::string note = (scratch.path / "note").string();
+  std::system((std::string(HETSIM_BINARY) + " collective --cluster " + kRoot +
+               "/topologies/clusters/dgx-h100-2048node.json --gpus 16384 --algo hierarchical --bytes 1G > /dev/null 2> " +
+               note + " & pid=$!; for i in $(seq 600); do [ -s " + note + " ] && break; sleep 0.1; done; kill $pid; wait $pid")
+                  .c_str());
+  const std::string told = slurp(note);
+  CHECK(told.rfind("hetsim: note: ", 0) == 0);
+  CHECK(told.find(" transfers to simulate, about ") != std::string::npos);
   // --overhead-us inf likewise reached a report that was not finite.
   CHECK(error_of("collective --overhead-us inf", scratch) == "--overhead-us: got inf; expected a time in [0, 1e+07] us");
 }

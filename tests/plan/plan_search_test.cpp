@@ -135,3 +135,19 @@ TEST_CASE("a batch too large to replay refuses every candidate before its timeta
   CHECK(plan_text(result, options).find("no candidate fits in memory and runs: the first was refused: gbs "
                                         "2147483647") != std::string::npos);
 }
+
+TEST_CASE("the search tells its size once the space is enumerated, before anything is simulated") {
+  // `plan --wide` on a 2,048-node cluster used to run for minutes without a word; the command
+  // line now prints this count first when it is large.
+  PlanSearchOptions options = small_search("topologies/clusters/dgx-a100-1node.json", 8, 256);
+  std::size_t told_candidates = 0, told_subsets = 0, calls = 0;
+  options.on_enumerated = [&](std::size_t candidates, std::size_t subsets) {
+    told_candidates = candidates;
+    told_subsets = subsets;
+    ++calls;
+  };
+  const PlanSearchResult result = search_plans(catalog(), options);
+  CHECK(calls == 1);
+  CHECK(told_candidates == result.enumerated);
+  CHECK(told_subsets == result.subsets.size());
+}

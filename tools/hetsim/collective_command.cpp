@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -87,6 +88,21 @@ double parse_bytes(const std::string& text) {
   return value * scale;
 }
 
+// The flow simulation runs about a million transfers a second (BENCHMARKS.md: a 4,096-GPU flat
+// ring's 33.5 million in 31 s, a 256-GPU ring's 1.04 million in 1.5 s); above ten seconds' worth
+// the count and the estimate are told before it starts, with the way to an answer at once.
+constexpr double kTransfersPerSecond = 1e6;
+constexpr double kAnnouncedTransfers = 1e7;
+
+void announce_long_simulation(double transfers) {
+  if (transfers <= kAnnouncedTransfers) return;
+  fmt::print(stderr,
+             "hetsim: note: {:.3g} transfers to simulate, about {:.0f} s at a million a second; "
+             "--alpha-beta answers at once\n",
+             transfers, transfers / kTransfersPerSecond);
+  std::fflush(stderr);
+}
+
 void run(const CollectiveArgs& args) {
   const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
   const Cluster cluster = load_cluster(args.cluster, catalog.keys());
@@ -106,6 +122,7 @@ void run(const CollectiveArgs& args) {
     time_s = alpha_beta_collective_s(cluster, op, algo, gpus, bytes) + args.overhead_us * 1e-6;
   } else {
     const CollectivePlan plan = plan_collective(cluster, op, algo, gpus, bytes);
+    announce_long_simulation(static_cast<double>(plan.transfer_count()));
     NetworkOptions options;
     options.per_message_overhead_s = args.overhead_us * 1e-6;
     options.connection_window_bytes = socket_connection_window_bytes(args.nccl_sockets);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <thread>
 
@@ -17,6 +18,10 @@
 namespace hetsim::cli {
 
 namespace {
+
+// Searches beyond this many candidates are announced (`plan --wide` on a 2,048-node cluster
+// enumerates hundreds of thousands).
+constexpr std::size_t kAnnouncedCandidates = 100000;
 
 struct PlanArgs {
   plan::PlanSearchOptions search;
@@ -42,6 +47,12 @@ void run_plan(PlanArgs& args) {
         fmt::format("--jobs: got {}; expected a thread count >= 1 (0: every core)", search.jobs));
   if (search.jobs == 0)
     search.jobs = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  // A space this large can take minutes: its size is told before the search starts.
+  search.on_enumerated = [](std::size_t candidates, std::size_t subsets) {
+    if (candidates <= kAnnouncedCandidates) return;
+    fmt::print(stderr, "hetsim: note: {} candidates on {} GPU subsets to bound and simulate\n", candidates, subsets);
+    std::fflush(stderr);
+  };
   if (search.space.seq_length < 1)
     throw Error(fmt::format("--seq-length: got {}; expected tokens >= 1", search.space.seq_length));
   search.top = static_cast<std::size_t>(args.top);

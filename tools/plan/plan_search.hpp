@@ -6,6 +6,7 @@
 // and the best simulated on its own GPU subset, so the top k and every subset's best are exact.
 // Batches are fixed before they run, so the result does not depend on thread timing.
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -26,6 +27,9 @@ struct PlanSearchOptions {
   std::size_t top = 10;
   int jobs = 1;
   bool prune = true;  // false: simulate every candidate that fits (brute force)
+  // Called once the space is enumerated, before any candidate is bounded or simulated, with
+  // the candidates and GPU subsets found (the command line tells a large search's size first).
+  std::function<void(std::size_t candidates, std::size_t subsets)> on_enumerated;
 };
 
 // One candidate with what is known of it.

@@ -137,39 +137,34 @@ SweepFile read_sweep_file(const std::string& path) {
     throw Error(fmt::format("{}: is a directory; expected a hetsim sweep file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  // Line by line: the file's text is never held whole, only the lines parsed from it.
   SweepFile file;
-  std::size_t start = 0;
-  for (std::size_t number = 1; start < text.size(); ++number) {
-    const std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) {
-      file.torn = true;  // killed in the middle of a write: the point runs again
+  std::string text;
+  for (std::size_t number = 1; std::getline(in, text); ++number) {
+    if (in.eof()) {
+      file.torn = true;  // no newline: killed in the middle of a write, the point runs again
       break;
     }
-    const nlohmann::json line =
-        nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
-                              text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+    const nlohmann::json line = nlohmann::json::parse(text, nullptr, false);
+    const std::string shown = text.substr(0, 60);
     if (number == 1) {
       if (!line.is_object() || !line.contains("sweep") || !line["sweep"].is_object())
         throw Error(
             fmt::format("{}: line 1: got {}; expected the header of a hetsim sweep file "
                         "({{\"sweep\": {{...}}}})",
-                        path, text.substr(start, std::min<std::size_t>(end - start, 60))));
+                        path, shown));
       file.header = line;
     } else {
       if (line.is_discarded())
         throw Error(
             fmt::format("{}: line {}: got {}; expected a point line {{\"index\", \"point\", "
                         "\"report\" or \"error\"}}",
-                        path, number, text.substr(start, std::min<std::size_t>(end - start, 60))));
+                        path, number, shown));
       if (const std::string problem = point_line_problem(line); !problem.empty())
         throw Error(fmt::format("{}: line {}: {}", path, number, problem));
       file.lines.push_back(line);
     }
-    start = end + 1;
-    file.whole_bytes = start;
+    file.whole_bytes += text.size() + 1;
   }
   if (file.header.is_null())
     throw Error(fmt::format("{}: empty; expected a hetsim sweep file", path));
