@@ -438,12 +438,20 @@ void read_classification_head(const JsonInput& root, TransformerConfig& c) {
 }
 
 TransformerConfig load_transformer_config(const std::string& path) {
-  const nlohmann::json doc = read_json_file(path);
-  const JsonInput root(doc, path);
-  if (!doc.is_object()) root.fail("an object (a HuggingFace config.json)");
+  const nlohmann::json file_doc = read_json_file(path);
+  const JsonInput file_root(file_doc, path);
+  if (!file_doc.is_object()) file_root.fail("an object (a HuggingFace config.json)");
+  // A multimodal config (Llava, Gemma 3, Qwen2-VL, ...) nests its language model's config under
+  // "text_config"; that model is what is trained and costed, and the vision tower beside it is
+  // listed among the fields not modelled.
+  const bool nested = !file_doc.contains("hidden_size") && !file_doc.contains("n_embd") &&
+                      file_doc.contains("text_config");
+  const JsonInput root = nested ? file_root.at("text_config") : file_root;
+  if (nested && !root.value().is_object()) root.fail("an object (the language model's config)");
+  const nlohmann::json& doc = root.value();
   TransformerConfig c;
   c.source_file = path;
-  c.name = root.string_or("_name_or_path", std::filesystem::path(path).stem().string());
+  c.name = file_root.string_or("_name_or_path", std::filesystem::path(path).stem().string());
   if (root.has("n_embd")) {
     read_gpt2(root, c);
   } else if (root.has("hidden_size")) {
@@ -454,11 +462,16 @@ TransformerConfig load_transformer_config(const std::string& path) {
       c.mtp_depth = read_non_negative_int(root, "num_nextn_predict_layers", kMaxCount);
     }
   } else {
-    throw InputError(path, "/hidden_size", "nothing (missing)",
-                     "\"hidden_size\" (Llama/Mistral/Qwen2/GPT-NeoX) or \"n_embd\" (GPT-2)");
+    throw InputError(path, root.path() + "/hidden_size", "nothing (missing)",
+                     "\"hidden_size\" (Llama/Mistral/Qwen2/GPT-NeoX), \"n_embd\" (GPT-2) or a "
+                     "\"text_config\" holding one");
   }
   read_classification_head(root, c);
   c.ignored_fields = ignored_fields_of(doc);
+  if (nested)
+    for (const auto& [key, value] : file_doc.items())
+      if (key != "text_config" && !known_key(key))
+        c.ignored_fields.push_back(key + ": not modeled (beside the nested text_config)");
   // MLA's heads have their own widths; the others split the hidden size unless head_dim is given.
   if (!c.is_mla() && c.head_size == 0 && c.hidden_size % c.num_heads != 0) {
     root.at(root.has("n_embd") ? "n_head" : "num_attention_heads")

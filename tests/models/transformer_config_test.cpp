@@ -1,6 +1,7 @@
 // Loading of the shipped HuggingFace configs and rejection of bad ones.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/transformer_config.hpp"
@@ -68,6 +69,46 @@ TEST_CASE("Gemma 2's GeLU MLP is gated: 9.24B parameters, not 7.08B") {
   CHECK(neox.mlp == hetsim::MlpKind::kGelu);
 }
 
+TEST_CASE("published parameter counts of more families: Mistral, Qwen2.5, Phi-3") {
+  // Hugging Face config.json of mistralai/Mistral-7B-v0.1 (7.24B), Qwen/Qwen2.5-7B (7.61B: 7.62B
+  // on its model card) and microsoft/Phi-3-mini-4k-instruct (3.82B); each family's MLP is gated.
+  const std::pair<const char*, std::pair<const char*, double>> families[] = {
+      {"mistral-7b", {R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+        "hidden_act": "silu", "tie_word_embeddings": false, "sliding_window": 4096})", 7.24e9}},
+      {"qwen2.5-7b", {R"({"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+        "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+        "hidden_act": "silu", "tie_word_embeddings": false})", 7.615e9}},
+      {"phi-3-mini", {R"({"model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32064,
+        "hidden_act": "silu", "tie_word_embeddings": false})", 3.82e9}}};
+  for (const auto& [name, text_and_count] : families) {
+    const std::string family = name;
+    CAPTURE(family);
+    const auto c = hetsim::load_transformer_config(write_temp(name, text_and_count.first));
+    CHECK(c.mlp == hetsim::MlpKind::kSwiGlu);
+    MESSAGE(family << ": " << c.total_params() / 1e9 << "B parameters, published " << text_and_count.second / 1e9 << "B");
+    CHECK(std::abs(c.total_params() - text_and_count.second) / text_and_count.second < 0.005);
+  }
+}
+
+TEST_CASE("a multimodal config's language model is read from its text_config") {
+  // Before: "/hidden_size: got nothing (missing)" for every Llava- or Gemma-3-style config.
+  const auto path = write_temp("llava-like", R"({"model_type": "llava", "image_token_index": 32000,
+      "vision_config": {"hidden_size": 1024},
+      "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32064}})");
+  const auto c = hetsim::load_transformer_config(path);
+  CHECK(c.hidden_size == 4096);
+  CHECK(c.num_layers == 32);
+  CHECK(c.mlp == hetsim::MlpKind::kSwiGlu);
+  CHECK(std::find(c.ignored_fields.begin(), c.ignored_fields.end(),
+                  "vision_config: not modeled (beside the nested text_config)") != c.ignored_fields.end());
+  // Errors inside it name their path under /text_config.
+  const auto bad = write_temp("llava-bad", R"({"text_config": {"hidden_size": 64, "num_attention_heads": 0}})");
+  CHECK(message_of(bad).find(bad + ": /text_config/") == 0);
+}
+
 TEST_CASE("missing and ill-typed fields name the file and JSON path") {
   const auto missing = write_temp("missing", R"({"hidden_size": 64, "num_attention_heads": 4})");
   CHECK(message_of(missing) == missing + ": /num_hidden_layers: got nothing (missing); expected a value "
@@ -78,7 +119,8 @@ TEST_CASE("missing and ill-typed fields name the file and JSON path") {
   CHECK(message_of(zero) == zero + ": /n_head: got 0; expected an integer > 0");
   const auto neither = write_temp("neither", R"({"d_model": 512})");
   CHECK(message_of(neither) == neither + ": /hidden_size: got nothing (missing); expected \"hidden_size\" "
-                                         "(Llama/Mistral/Qwen2/GPT-NeoX) or \"n_embd\" (GPT-2)");
+                                         "(Llama/Mistral/Qwen2/GPT-NeoX), \"n_embd\" (GPT-2) or a \"text_config\" "
+                                         "holding one");
   const auto heads = write_temp("heads", R"({"n_embd": 100, "n_head": 3, "n_layer": 2, "vocab_size": 10,
       "n_positions": 8})");
   CHECK(message_of(heads) == heads + ": /n_head: got 3; expected a divisor of the hidden size 100");
