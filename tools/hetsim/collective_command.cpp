@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -31,6 +32,8 @@ struct CollectiveArgs {
   std::string algo = "ring";
   std::string gpus = "8";
   std::string bytes = "1G";
+  bool bytes_given = false;
+  std::string sweep;  // MIN:MAX:FACTOR, as nccl-tests' -b MIN -e MAX -f FACTOR
   double overhead_us = 0;
   int nccl_sockets = 1;
   bool alpha_beta = false;
@@ -92,6 +95,8 @@ double parse_bytes(const std::string& text) {
 // ring's 33.5 million in 31 s, a 256-GPU ring's 1.04 million in 1.5 s); above ten seconds' worth
 // the count and the estimate are told before it starts, with the way to an answer at once.
 constexpr double kTransfersPerSecond = 1e6;
+// The most sizes one --sweep may ask for (8 B to 8 GiB by 2 is 31).
+constexpr std::size_t kMaxSweepSizes = 64;
 constexpr double kAnnouncedTransfers = 1e7;
 
 void announce_long_simulation(double transfers) {
@@ -103,55 +108,125 @@ void announce_long_simulation(double transfers) {
   std::fflush(stderr);
 }
 
+// nccl-tests' -b MIN -e MAX -f FACTOR as "MIN:MAX:FACTOR": MIN, MIN x FACTOR, ... up to MAX.
+std::vector<double> sweep_sizes(const std::string& text) {
+  const auto fail = [&] {
+    return Error(fmt::format("--sweep: got \"{}\"; expected MIN:MAX:FACTOR as nccl-tests' -b -e -f take them "
+                             "(sizes with K, M or G; MIN <= MAX; an integer FACTOR >= 2; at most {} sizes), "
+                             "e.g. 8:8G:2",
+                             text, kMaxSweepSizes));
+  };
+  const std::size_t first = text.find(':');
+  const std::size_t second = first == std::string::npos ? first : text.find(':', first + 1);
+  if (second == std::string::npos) throw fail();
+  double low = 0, high = 0;
+  try {
+    low = parse_bytes(text.substr(0, first));
+    high = parse_bytes(text.substr(first + 1, second - first - 1));
+  } catch (const Error&) {
+    throw fail();
+  }
+  const std::string factor_text = text.substr(second + 1);
+  int factor = 0;
+  const auto [end, error] = std::from_chars(factor_text.data(), factor_text.data() + factor_text.size(), factor);
+  if (error != std::errc{} || end != factor_text.data() + factor_text.size() || factor < 2 || !(low > 0) ||
+      low > high)
+    throw fail();
+  std::vector<double> sizes;
+  for (double size = low; size <= high; size *= factor) {
+    if (sizes.size() == kMaxSweepSizes) throw fail();
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+// One collective's time on the cluster, by flows or by the closed form.
+struct Measured {
+  double bytes = 0;
+  double time_s = 0;
+  nlohmann::json extra = nlohmann::json::object();  // the flow simulation's transfers and events
+};
+
 void run(const CollectiveArgs& args) {
   const GpuCatalog catalog = GpuCatalog::load(gpu_catalog_dir());
   const Cluster cluster = load_cluster(args.cluster, catalog.keys());
   const CollectiveOp op = parse_collective_op(args.op, "--op");
   const CollectiveAlgo algo = parse_collective_algo(args.algo, "--algo");
   const std::vector<GpuId> gpus = parse_gpus(args.gpus, cluster.gpu_count());
-  const double bytes = parse_bytes(args.bytes);
+  if (!args.sweep.empty() && args.bytes_given)
+    throw Error("--sweep and --bytes both size the message; give one of them");
+  const std::vector<double> sizes = args.sweep.empty() ? std::vector<double>{parse_bytes(args.bytes)}
+                                                       : sweep_sizes(args.sweep);
   // At most a link's longest latency (topologies/link_ranges.hpp); inf used to end in a report
   // that was not finite.
   if (!(args.overhead_us >= 0 && args.overhead_us <= link_ranges::kMaxLatencyS * 1e6))
     throw Error(fmt::format("--overhead-us: got {}; expected a time in [0, {:g}] us", args.overhead_us,
                             link_ranges::kMaxLatencyS * 1e6));
 
-  double time_s = 0;
-  nlohmann::json extra = nlohmann::json::object();
-  if (args.alpha_beta) {
-    time_s = alpha_beta_collective_s(cluster, op, algo, gpus, bytes) + args.overhead_us * 1e-6;
-  } else {
+  const auto measure = [&](double bytes) {
+    Measured m{bytes};
+    if (args.alpha_beta) {
+      m.time_s = alpha_beta_collective_s(cluster, op, algo, gpus, bytes) + args.overhead_us * 1e-6;
+      return m;
+    }
     const CollectivePlan plan = plan_collective(cluster, op, algo, gpus, bytes);
     announce_long_simulation(static_cast<double>(plan.transfer_count()));
     NetworkOptions options;
     options.per_message_overhead_s = args.overhead_us * 1e-6;
     options.connection_window_bytes = socket_connection_window_bytes(args.nccl_sockets);
     const CollectiveTiming timing = simulate_collective_flows(cluster, plan, options);
-    time_s = timing.time_s;
-    extra["transfers"] = timing.transfers;
-    extra["events"] = timing.events;
-  }
+    m.time_s = timing.time_s;
+    m.extra["transfers"] = timing.transfers;
+    m.extra["events"] = timing.events;
+    return m;
+  };
   const int n = static_cast<int>(gpus.size());
-  const double algbw = time_s > 0 ? bytes / time_s : 0;
-  const double busbw = algbw * bus_bandwidth_factor(op, n);
+  const auto algbw = [](const Measured& m) { return m.time_s > 0 ? m.bytes / m.time_s : 0; };
+  const auto figures = [&](const Measured& m) {
+    nlohmann::json out = {{"bytes", m.bytes},
+                          {"time_s", m.time_s},
+                          {"algbw_GBps", algbw(m) / 1e9},
+                          {"busbw_GBps", algbw(m) * bus_bandwidth_factor(op, n) / 1e9}};
+    out.update(m.extra);
+    return out;
+  };
+  const nlohmann::json header = {{"cluster", cluster.name()},
+                                 {"op", to_string(op)},
+                                 {"algo", to_string(algo)},
+                                 {"method", args.alpha_beta ? "alpha-beta" : "flow"},
+                                 {"gpus", n}};
+  const std::string title = fmt::format("{} {} over {} GPUs of {} ({})", to_string(op), to_string(algo), n,
+                                        cluster.name(), args.alpha_beta ? "alpha-beta" : "flow simulation");
+  if (args.sweep.empty()) {
+    const Measured m = measure(sizes.front());
+    if (args.json) {
+      nlohmann::json out = header;
+      out.update(figures(m));
+      fmt::print("{}\n", dump_report(out, 2));
+      return;
+    }
+    fmt::print("{}, {:.0f} bytes\n", title, m.bytes);
+    fmt::print("  time   {:.6g} us\n  algbw  {:.2f} GB/s\n  busbw  {:.2f} GB/s  (nccl-tests definition)\n",
+               m.time_s * 1e6, algbw(m) / 1e9, algbw(m) * bus_bandwidth_factor(op, n) / 1e9);
+    return;
+  }
+  // A curve, as nccl-tests prints one: a row per size.
+  nlohmann::json rows = nlohmann::json::array();
+  std::string table = fmt::format("{}\n{:>14} {:>14} {:>12} {:>12}\n", title, "size(B)", "time(us)",
+                                  "algbw(GB/s)", "busbw(GB/s)");
+  for (const double bytes : sizes) {
+    const nlohmann::json row = figures(measure(bytes));
+    table += fmt::format("{:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}\n", bytes, row["time_s"].get<double>() * 1e6,
+                         row["algbw_GBps"].get<double>(), row["busbw_GBps"].get<double>());
+    rows.push_back(row);
+  }
   if (args.json) {
-    nlohmann::json out = {{"cluster", cluster.name()},
-                          {"op", to_string(op)},
-                          {"algo", to_string(algo)},
-                          {"method", args.alpha_beta ? "alpha-beta" : "flow"},
-                          {"gpus", n},
-                          {"bytes", bytes},
-                          {"time_s", time_s},
-                          {"algbw_GBps", algbw / 1e9},
-                          {"busbw_GBps", busbw / 1e9}};
-    out.update(extra);
+    nlohmann::json out = header;
+    out["sizes"] = rows;
     fmt::print("{}\n", dump_report(out, 2));
     return;
   }
-  fmt::print("{} {} over {} GPUs of {} ({}), {:.0f} bytes\n", to_string(op), to_string(algo), n,
-             cluster.name(), args.alpha_beta ? "alpha-beta" : "flow simulation", bytes);
-  fmt::print("  time   {:.6g} us\n  algbw  {:.2f} GB/s\n  busbw  {:.2f} GB/s  (nccl-tests definition)\n",
-             time_s * 1e6, algbw / 1e9, busbw / 1e9);
+  fmt::print("{}", table);
 }
 
 }  // namespace
@@ -173,7 +248,11 @@ void add_collective_command(CLI::App& app) {
                   "N (GPUs 0..N-1) or a list of GPU ids in ring order, e.g. 0,1,8,9; send: sender,receiver")
       ->capture_default_str();
   cmd->add_option("--bytes", args->bytes, "message size S as nccl-tests sizes it; K, M, G = KiB, MiB, GiB")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([args](const std::string&) { args->bytes_given = true; });
+  cmd->add_option("--sweep", args->sweep,
+                  "MIN:MAX:FACTOR: a row per size from MIN to MAX by FACTOR, as nccl-tests' -b -e -f "
+                  "(e.g. 8:8G:2)");
   cmd->add_option("--overhead-us", args->overhead_us, "fixed software cost added to every message (us)")
       ->capture_default_str();
   cmd->add_option("--nccl-sockets", args->nccl_sockets,
