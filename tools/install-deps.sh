@@ -3,9 +3,10 @@
 # (libopenmpi-dev, and openmpi-bin for mpirun) lets `hetsim sweep` run across the ranks of an
 # mpirun; the build leaves MPI out where it is missing.
 set -euo pipefail
-# clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build tools/fuzz.sh's targets.
+# clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build the sanitized tree
+# (tools/build_sanitized.sh): the sanitized tests and tools/fuzz.sh's targets.
 packages=(build-essential cmake libboost-graph-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-          libcli11-dev doctest-dev libbenchmark-dev libjemalloc-dev libopenmpi-dev openmpi-bin
+          libcli11-dev doctest-dev libjemalloc-dev libopenmpi-dev openmpi-bin
           clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
