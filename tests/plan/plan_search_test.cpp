@@ -141,9 +141,9 @@ TEST_CASE("the search tells its size once the space is enumerated, before anythi
   // line now prints this count first when it is large.
   PlanSearchOptions options = small_search("topologies/clusters/dgx-a100-1node.json", 8, 256);
   std::size_t told_candidates = 0, told_subsets = 0, calls = 0;
-  options.on_enumerated = [&](std::size_t candidates, std::size_t subsets) {
+  options.on_enumerated = [&](std::size_t candidates, const std::vector<GpuSubset>& subsets) {
     told_candidates = candidates;
-    told_subsets = subsets;
+    told_subsets = subsets.size();
     ++calls;
   };
   const PlanSearchResult result = search_plans(catalog(), options);

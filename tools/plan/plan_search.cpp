@@ -68,7 +68,7 @@ PlanSearchResult search_plans(const GpuCatalog& shipped, const PlanSearchOptions
         "global batch with more factors of two",
         options.space.model_file, options.space.cluster_file, options.space.global_batch_size));
   result.enumerated = candidates.size();
-  if (options.on_enumerated) options.on_enumerated(candidates.size(), result.subsets.size());
+  if (options.on_enumerated) options.on_enumerated(candidates.size(), result.subsets);
   result.best_per_subset.assign(result.subsets.size(), std::nullopt);
   result.candidates_per_subset.assign(result.subsets.size(), 0);
   for (const PlanCandidate& c : candidates) ++result.candidates_per_subset[c.subset];

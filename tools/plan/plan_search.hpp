@@ -29,7 +29,7 @@ struct PlanSearchOptions {
   bool prune = true;  // false: simulate every candidate that fits (brute force)
   // Called once the space is enumerated, before any candidate is bounded or simulated, with
   // the candidates and GPU subsets found (the command line tells a large search's size first).
-  std::function<void(std::size_t candidates, std::size_t subsets)> on_enumerated;
+  std::function<void(std::size_t candidates, const std::vector<GpuSubset>& subsets)> on_enumerated;
 };
 
 // One candidate with what is known of it.
