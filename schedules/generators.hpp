@@ -78,8 +78,9 @@ const std::vector<std::string>& timetable_kinds();
 Timetable make_timetable(const std::string& kind, int ranks, int microbatches, int chunks);
 
 // The most ops a generated timetable may hold (three per rank, microbatch and chunk or sequence
-// segment): the bound `run` puts on one simulated iteration (sim/replay_size.hpp), so that
-// `schedule --pp 10000 --mb 10000` is refused at once rather than after minutes and gigabytes.
+// segment), and the bound `run` puts on one simulated iteration's op runs (sim/replay_size.hpp,
+// where its memory and time are measured), so that `schedule --pp 10000 --mb 10000` is refused
+// at once rather than after minutes and gigabytes.
 inline constexpr double kMaxTimetableOps = 2e7;
 // Throws PlanError when `ranks` x `microbatches` x `chunks` (or sequence segments) would make
 // more than kMaxTimetableOps ops. make_timetable checks it; callers of a generator directly do.

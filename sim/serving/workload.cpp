@@ -19,9 +19,6 @@ constexpr int kMaxTokens = 1'000'000;
 // Ten million requests hold 160 MB of Request records: the most a run is allowed to ask for.
 constexpr int kMaxRequests = 10'000'000;
 constexpr const char* kFlags = "command line";
-// The latest arrival a workload may hold, a year: there a double still resolves 4 ns (its ulp at
-// 3.2e7 s is 2^-28 s), while at 1e300 s the latencies it reports rounded to zero.
-constexpr double kMaxArrivalS = 365.0 * 24 * 3600;
 
 void check_range(const TokenRange& range, const char* flag) {
   if (range.min < 1 || range.max > kMaxTokens || range.min > range.max)
@@ -52,7 +49,7 @@ std::vector<Request> generate_workload(const SyntheticWorkload& w) {
     if (i > 0) {
       t += w.process == ArrivalProcess::kPoisson ? exponential(rng, mean_gap)
                                                  : gamma_unit_scale(rng, shape) * mean_gap / shape;
-      if (t > kMaxArrivalS)
+      if (t > kMaxServingTimeS)
         throw InputError(kFlags, "--rate", fmt::format("{}", w.rate_per_s),
                          fmt::format("a rate at which {} requests arrive within 365 days (request {} "
                                      "arrived at {:.3g} s)",
@@ -164,7 +161,7 @@ std::vector<Request> load_request_trace(const std::string& path) {
     previous = t;
     Request r;
     r.arrival_s = t.minus(first);
-    if (r.arrival_s > kMaxArrivalS)
+    if (r.arrival_s > kMaxServingTimeS)
       throw InputError(path, table.where(row, time_column), table.row(row)[time_column],
                        "arrivals within 365 days of the first");
     r.prompt_tokens = token_count(table, row, prompt_column);

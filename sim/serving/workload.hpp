@@ -25,6 +25,11 @@ struct TokenRange {
   int max = 1;
 };
 
+// The latest simulated time a serving run may name (an arrival, an objective, a re-split): a
+// year. There a double still resolves 4 ns (its ulp at 3.2e7 s is 2^-28 s), while at 1e300 s the
+// latencies reported rounded to zero.
+inline constexpr double kMaxServingTimeS = 365.0 * 24 * 3600;
+
 struct SyntheticWorkload {
   ArrivalProcess process = ArrivalProcess::kPoisson;
   double rate_per_s = 1;  // mean arrivals per second

@@ -12,6 +12,7 @@
 #include "sim/cluster_gpu_types.hpp"
 #include "sim/serving/serving_report.hpp"
 #include "sim/serving/serving_run.hpp"
+#include "sim/serving/workload.hpp"
 #include "tools/hetsim/commands.hpp"
 #include "tools/hetsim/shipped_paths.hpp"
 #include "topologies/cluster_loader.hpp"
@@ -20,10 +21,6 @@
 namespace hetsim::cli {
 
 namespace {
-
-// The latest simulated time an objective or a re-split may name: a year, the span a workload's
-// arrivals may cover (sim/serving/workload.cpp). inf used to reach a report that was not finite.
-constexpr double kMaxObjectiveS = 365.0 * 24 * 3600;
 
 struct ServeArgs {
   std::string cluster = shipped("topologies/clusters/dgx-a100-1node.json");
@@ -98,7 +95,7 @@ void serve(ServeArgs& args) {
     const std::string when = args.resplit_at.substr(0, colon);
     const auto [end, ec] = std::from_chars(when.data(), when.data() + when.size(), options.resplit_at_s);
     if (colon == std::string::npos || when.empty() || ec != std::errc() || end != when.data() + when.size() ||
-        !(options.resplit_at_s >= 0 && options.resplit_at_s <= kMaxObjectiveS))
+        !(options.resplit_at_s >= 0 && options.resplit_at_s <= serving::kMaxServingTimeS))
       throw InputError("command line", "--resplit-at", args.resplit_at,
                        "SECONDS:SPLIT, seconds in [0, 31536000] of simulated time and layers per stage (e.g. 30:10,14,8)");
     options.resplit_layers = parse_split(args.resplit_at.substr(colon + 1), "--resplit-at");
@@ -115,7 +112,7 @@ void serve(ServeArgs& args) {
                      "speculative decoding needs a draft model (--draft-model)");
   }
   for (const auto& [flag, ms] : {std::pair{"--slo-ttft-ms", args.slo_ttft_ms}, std::pair{"--slo-tpot-ms", args.slo_tpot_ms}})
-    if (!(ms >= 0 && ms <= kMaxObjectiveS * 1e3))
+    if (!(ms >= 0 && ms <= serving::kMaxServingTimeS * 1e3))
       throw InputError("command line", flag, fmt::format("{}", ms),
                        "milliseconds in [0, 3.1536e10] (0: no objective)");
 

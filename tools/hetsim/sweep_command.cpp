@@ -80,7 +80,8 @@ Start start_output(const SweepArgs& args, const SweepSpec& spec, const Shard& sh
   const nlohmann::json header = sweep_header(spec, shard);
   // Locked before the file is read or cut.
   start.writer = std::make_unique<LineWriter>(args.out, true);
-  if (args.resume && holds_header_line(args.out)) {
+  const bool resumable = args.resume && holds_header_line(args.out);
+  if (resumable) {
     SweepFile file = read_sweep_file(args.out);
     start.pending = points_to_resume(file, args.out, header, spec, selected);
     start.lines = std::move(file.lines);
